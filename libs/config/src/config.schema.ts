@@ -1,0 +1,60 @@
+// The one environment schema shared by the API and the worker. Each entry says
+// how to read one variable; `loadConfig` applies all of them and reports every
+// bad variable at once, so a broken deployment fails at boot with one message.
+
+export type Role = 'all' | 'api' | 'worker';
+
+export interface Config {
+  nodeEnv: string;
+  databaseUrl: string | undefined;
+  port: number;
+  role: Role;
+  authJwtSecret: string;
+  /** True when AUTH_JWT_SECRET was not set and the development secret is in use. */
+  usingDevelopmentSecret: boolean;
+  workerConcurrency: number;
+  jobLeaseSeconds: number;
+  reminderJitterSeconds: number;
+  jobRetentionDays: number;
+  skipMigrations: boolean;
+  logLevel: string;
+  apns: {
+    keyFile: string | undefined;
+    keyId: string | undefined;
+    teamId: string | undefined;
+    topic: string | undefined;
+    production: boolean;
+  };
+  fcm: { serviceAccountFile: string | undefined };
+}
+
+export interface VariableSpec {
+  name: string;
+  description: string;
+  /** Secrets are never printed, not even in the error that rejects them. */
+  sensitive?: boolean;
+  default?: string;
+}
+
+/** Every variable Nudge reads; the README's configuration table follows this list. */
+export const VARIABLES: readonly VariableSpec[] = [
+  { name: 'NODE_ENV', description: '`production` requires AUTH_JWT_SECRET', default: 'development' },
+  { name: 'DATABASE_URL', description: 'PostgreSQL URL; unset: an embedded PostgreSQL under ./.data/postgres', sensitive: true },
+  { name: 'PORT', description: 'HTTP port of the API', default: '3000' },
+  { name: 'ROLE', description: '`all` (API and worker in one process), `api` or `worker`', default: 'all' },
+  { name: 'AUTH_JWT_SECRET', description: 'HS256 secret for bearer tokens (at least 32 characters)', sensitive: true },
+  { name: 'WORKER_CONCURRENCY', description: 'jobs one worker process runs at once', default: '10' },
+  { name: 'JOB_LEASE_SECONDS', description: 'how long a claimed job is held before the reaper returns it', default: '60' },
+  { name: 'REMINDER_JITTER_SECONDS', description: 'spread of reminders due at the same minute (0 disables)', default: '0' },
+  { name: 'JOB_RETENTION_DAYS', description: 'finished jobs are pruned after this many days', default: '14' },
+  { name: 'SKIP_MIGRATIONS', description: '`1` skips migrating at boot', default: '0' },
+  { name: 'LOG_LEVEL', description: 'pino level', default: 'info' },
+  { name: 'APNS_KEY_FILE', description: 'path of the APNs `.p8` token key; unset: simulated iOS pushes' },
+  { name: 'APNS_KEY_ID', description: 'APNs key id' },
+  { name: 'APNS_TEAM_ID', description: 'Apple team id' },
+  { name: 'APNS_TOPIC', description: 'the app bundle id' },
+  { name: 'APNS_PRODUCTION', description: '`true` for the production APNs endpoint', default: 'false' },
+  { name: 'FCM_SERVICE_ACCOUNT_FILE', description: 'path of the Firebase service-account JSON; unset: simulated Android pushes', sensitive: false },
+];
+
+export const DEVELOPMENT_JWT_SECRET = 'nudge-development-secret-do-not-use-in-production';

@@ -1,0 +1,46 @@
+import { describe, expect, it } from 'vitest';
+import { ConfigError, loadConfig } from './load-config.js';
+
+function problemsOf(env: Record<string, string>): string[] {
+  try {
+    loadConfig(env);
+  } catch (error) {
+    if (error instanceof ConfigError) return error.problems;
+    throw error;
+  }
+  return [];
+}
+
+describe('loadConfig', () => {
+  it('applies defaults for an empty environment', () => {
+    const config = loadConfig({});
+    expect(config.port).toBe(3000);
+    expect(config.role).toBe('all');
+    expect(config.usingDevelopmentSecret).toBe(true);
+    expect(config.databaseUrl).toBeUndefined();
+  });
+
+  it('names every bad variable at once', () => {
+    const problems = problemsOf({ PORT: 'abc', ROLE: 'both', WORKER_CONCURRENCY: '-1' });
+    expect(problems).toHaveLength(3);
+    expect(problems[0]).toMatch(/^PORT /);
+    expect(problems.join('\n')).toMatch(/ROLE/);
+    expect(problems.join('\n')).toMatch(/WORKER_CONCURRENCY/);
+  });
+
+  it('requires AUTH_JWT_SECRET in production', () => {
+    expect(problemsOf({ NODE_ENV: 'production' })).toEqual(['AUTH_JWT_SECRET is required when NODE_ENV=production']);
+    expect(problemsOf({ NODE_ENV: 'production', AUTH_JWT_SECRET: 'x'.repeat(32) })).toEqual([]);
+  });
+
+  it('never echoes a sensitive value', () => {
+    const problems = problemsOf({ AUTH_JWT_SECRET: 'short-secret' , DATABASE_URL: 'mysql://user:hunter2@db/x' });
+    expect(problems.join('\n')).not.toContain('short-secret');
+    expect(problems.join('\n')).not.toContain('hunter2');
+    expect(problems).toHaveLength(2);
+  });
+
+  it('requires the rest of the APNs settings once a key file is given', () => {
+    expect(problemsOf({ APNS_KEY_FILE: '/k.p8' })).toHaveLength(3);
+  });
+});

@@ -1,0 +1,91 @@
+import { type Config, DEVELOPMENT_JWT_SECRET, type Role, VARIABLES } from './config.schema.js';
+
+export class ConfigError extends Error {
+  constructor(readonly problems: string[]) {
+    super(`Invalid configuration:\n${problems.map((p) => `  - ${p}`).join('\n')}`);
+    this.name = 'ConfigError';
+  }
+}
+
+type Env = Record<string, string | undefined>;
+
+/**
+ * Reads and validates the environment. Throws a ConfigError naming every bad
+ * variable; the value of a sensitive variable never appears in the message.
+ */
+export function loadConfig(env: Env = process.env): Config {
+  const problems: string[] = [];
+  const raw = (name: string): string | undefined => {
+    const value = env[name];
+    if (value !== undefined && value.trim() !== '') return value.trim();
+    return VARIABLES.find((v) => v.name === name)?.default;
+  };
+  const shown = (name: string, value: string) =>
+    VARIABLES.find((v) => v.name === name)?.sensitive ? '(hidden)' : JSON.stringify(value);
+
+  const integer = (name: string, min: number, max: number): number => {
+    const value = raw(name) ?? '';
+    if (!/^\d+$/.test(value) || Number(value) < min || Number(value) > max) {
+      problems.push(`${name} must be a whole number from ${min} to ${max}, got ${shown(name, value)}`);
+      return min;
+    }
+    return Number(value);
+  };
+  const oneOf = <T extends string>(name: string, allowed: readonly T[]): T => {
+    const value = raw(name) ?? '';
+    if (!allowed.includes(value as T)) {
+      problems.push(`${name} must be one of ${allowed.join(', ')}, got ${shown(name, value)}`);
+      return allowed[0];
+    }
+    return value as T;
+  };
+  const flag = (name: string): boolean => oneOf(name, ['true', 'false', '1', '0'] as const) === 'true' || raw(name) === '1';
+
+  const nodeEnv = raw('NODE_ENV') ?? 'development';
+  const databaseUrl = raw('DATABASE_URL');
+  if (databaseUrl !== undefined && !/^postgres(ql)?:\/\//.test(databaseUrl)) {
+    problems.push('DATABASE_URL must be a postgres:// or postgresql:// URL');
+  }
+
+  let authJwtSecret = raw('AUTH_JWT_SECRET');
+  let usingDevelopmentSecret = false;
+  if (authJwtSecret === undefined) {
+    if (nodeEnv === 'production') problems.push('AUTH_JWT_SECRET is required when NODE_ENV=production');
+    authJwtSecret = DEVELOPMENT_JWT_SECRET;
+    usingDevelopmentSecret = true;
+  } else if (authJwtSecret.length < 32) {
+    problems.push('AUTH_JWT_SECRET must be at least 32 characters long');
+  }
+
+  const apns = {
+    keyFile: raw('APNS_KEY_FILE'),
+    keyId: raw('APNS_KEY_ID'),
+    teamId: raw('APNS_TEAM_ID'),
+    topic: raw('APNS_TOPIC'),
+    production: flag('APNS_PRODUCTION'),
+  };
+  if (apns.keyFile !== undefined) {
+    for (const [name, value] of [['APNS_KEY_ID', apns.keyId], ['APNS_TEAM_ID', apns.teamId], ['APNS_TOPIC', apns.topic]] as const) {
+      if (value === undefined) problems.push(`${name} is required when APNS_KEY_FILE is set`);
+    }
+  }
+
+  const config: Config = {
+    nodeEnv,
+    databaseUrl,
+    port: integer('PORT', 1, 65535),
+    role: oneOf<Role>('ROLE', ['all', 'api', 'worker']),
+    authJwtSecret,
+    usingDevelopmentSecret,
+    workerConcurrency: integer('WORKER_CONCURRENCY', 1, 1000),
+    jobLeaseSeconds: integer('JOB_LEASE_SECONDS', 5, 86_400),
+    reminderJitterSeconds: integer('REMINDER_JITTER_SECONDS', 0, 3_600),
+    jobRetentionDays: integer('JOB_RETENTION_DAYS', 1, 3_650),
+    skipMigrations: flag('SKIP_MIGRATIONS'),
+    logLevel: oneOf('LOG_LEVEL', ['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'] as const),
+    apns,
+    fcm: { serviceAccountFile: raw('FCM_SERVICE_ACCOUNT_FILE') },
+  };
+  if (problems.length > 0) throw new ConfigError(problems);
+  return config;
+}

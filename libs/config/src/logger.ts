@@ -1,0 +1,50 @@
+import { AsyncLocalStorage } from 'node:async_hooks';
+import type { LoggerService } from '@nestjs/common';
+import { pino, type Logger } from 'pino';
+
+/** Per-request (or per-job) fields that every log line written inside it carries. */
+export const logContext = new AsyncLocalStorage<Record<string, unknown>>();
+
+// Paths pino blanks out wherever they appear. Push tokens, bearer tokens and
+// secrets never reach a log line, whatever object they arrive in.
+const REDACT_PATHS = [
+  'pushToken', '*.pushToken', '*.*.pushToken', 'push_token', '*.push_token', '*.*.push_token',
+  'token', '*.token', '*.*.token', 'authorization', '*.authorization', '*.*.authorization',
+  'headers.authorization', 'req.headers.authorization', 'secret', '*.secret', 'password', '*.password',
+  'authJwtSecret', '*.authJwtSecret', 'databaseUrl', '*.databaseUrl', 'privateKey', '*.privateKey',
+  '*.private_key', 'apiKey', '*.apiKey',
+];
+
+export function createLogger(options: { level?: string; destination?: NodeJS.WritableStream } = {}): Logger {
+  return pino(
+    {
+      level: options.level ?? 'info',
+      base: { pid: process.pid },
+      timestamp: pino.stdTimeFunctions.isoTime,
+      redact: { paths: REDACT_PATHS, censor: '[redacted]' },
+      mixin: () => logContext.getStore() ?? {},
+    },
+    options.destination as pino.DestinationStream | undefined,
+  );
+}
+
+/** Lets Nest's own messages go through pino as JSON too. */
+export class PinoNestLogger implements LoggerService {
+  constructor(private readonly logger: Logger) {}
+
+  log(message: unknown, context?: string) {
+    this.logger.info({ context }, String(message));
+  }
+  error(message: unknown, trace?: string, context?: string) {
+    this.logger.error({ context, trace }, String(message));
+  }
+  warn(message: unknown, context?: string) {
+    this.logger.warn({ context }, String(message));
+  }
+  debug(message: unknown, context?: string) {
+    this.logger.debug({ context }, String(message));
+  }
+  verbose(message: unknown, context?: string) {
+    this.logger.trace({ context }, String(message));
+  }
+}

