@@ -8,6 +8,9 @@ export default defineConfig({
   plugins: [swc.vite({ module: { type: 'es6' } })],
   resolve: { tsconfigPaths: true },
   test: {
+    // CI also writes a JSON report, which .ci/run sums into one closing line.
+    reporters: process.env.CI ? ['default', 'json'] : ['default'],
+    outputFile: { json: process.env.VITEST_JSON_REPORT ?? 'test-results/vitest.json' },
     projects: [
       {
         extends: true,

@@ -1,5 +1,6 @@
 // The worker process: no HTTP server, only the queue's handlers.
 import 'reflect-metadata';
+import { closeSync, openSync, utimesSync } from 'node:fs';
 import { NestFactory } from '@nestjs/core';
 import { ConfigModule, createLogger, loadConfigOrExit, onShutdownSignal, PinoNestLogger } from '@nudge/config';
 import { DatabaseModule, prepareDatabase } from '@nudge/database';
@@ -21,7 +22,20 @@ const app = await NestFactory.createApplicationContext(
   { logger: new PinoNestLogger(logger) },
 );
 await app.init();
+// Container healthchecks read this file's age (docker-compose.yml).
+const healthFile = config.workerHealthFile;
+const heartbeat = healthFile
+  ? setInterval(() => {
+      const now = new Date();
+      try {
+        utimesSync(healthFile, now, now);
+      } catch {
+        closeSync(openSync(healthFile, 'a'));
+      }
+    }, 10_000)
+  : undefined;
 onShutdownSignal(logger, async () => {
+  clearInterval(heartbeat);
   await app.close();
   await database.stop();
 });

@@ -18,6 +18,7 @@ export interface Config {
   jobRetentionDays: number;
   skipMigrations: boolean;
   logLevel: string;
+  workerHealthFile: string | undefined;
   apns: {
     keyFile: string | undefined;
     keyId: string | undefined;
@@ -49,6 +50,7 @@ export const VARIABLES: readonly VariableSpec[] = [
   { name: 'JOB_RETENTION_DAYS', description: 'finished jobs are pruned after this many days', default: '14' },
   { name: 'SKIP_MIGRATIONS', description: '`1` skips migrating at boot', default: '0' },
   { name: 'LOG_LEVEL', description: 'pino level', default: 'info' },
+  { name: 'WORKER_HEALTH_FILE', description: 'a file the worker touches every few seconds, for container healthchecks' },
   { name: 'APNS_KEY_FILE', description: 'path of the APNs `.p8` token key; unset: simulated iOS pushes' },
   { name: 'APNS_KEY_ID', description: 'APNs key id' },
   { name: 'APNS_TEAM_ID', description: 'Apple team id' },

@@ -83,6 +83,7 @@ export function loadConfig(env: Env = process.env): Config {
     jobRetentionDays: integer('JOB_RETENTION_DAYS', 1, 3_650),
     skipMigrations: flag('SKIP_MIGRATIONS'),
     logLevel: oneOf('LOG_LEVEL', ['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'] as const),
+    workerHealthFile: raw('WORKER_HEALTH_FILE'),
     apns,
     fcm: { serviceAccountFile: raw('FCM_SERVICE_ACCOUNT_FILE') },
   };
