@@ -73,6 +73,18 @@ describe('booting the app', () => {
     expect(app.output()).toMatch(/AUTH_JWT_SECRET is required when NODE_ENV=production/);
   });
 
+  it('prints a token with `npm run token` that the API accepts, scoped as asked', async () => {
+    const { execFileSync } = await import('node:child_process');
+    const { verifyToken } = await import('../../apps/api/src/auth/jwt.js');
+    const secret = 's'.repeat(40);
+    const out = execFileSync('npm', ['run', '-s', 'token', '--', 'admin', '--scope', 'ops'], {
+      env: { ...process.env, AUTH_JWT_SECRET: secret },
+      encoding: 'utf8',
+    });
+    const claims = await verifyToken(secret, out.trim(), new Date());
+    expect(claims).toEqual({ userId: 'admin', scopes: ['ops'] });
+  });
+
   it('boots an embedded PostgreSQL, stops it on Ctrl-C, reuses the data, and refuses a second instance', async () => {
     const cwd = mkdtempSync(join(tmpdir(), 'nudge-boot-'));
     chmodSync(cwd, 0o755);

@@ -1,0 +1,83 @@
+import { Injectable } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import type { DataSource, EntityManager } from 'typeorm';
+import { Clock, DomainError } from '@nudge/config';
+import { DeviceEntity, type Platform } from './device.entity.js';
+import { UsersService } from './users.service.js';
+
+export interface DeviceInput {
+  platform: Platform;
+  pushToken: string;
+  timeZone?: string;
+  appVersion?: string;
+  locale?: string;
+}
+
+@Injectable()
+export class DevicesService {
+  constructor(
+    @InjectDataSource() private readonly dataSource: DataSource,
+    private readonly users: UsersService,
+    private readonly clock: Clock,
+  ) {}
+
+  /**
+   * Registers or refreshes one installation. Idempotent. A push token that
+   * another installation held moves here (the phone was reinstalled or changed
+   * hands). A device zone that differs from the user's moves the user there
+   * when they follow their device's zone (travel), in the same transaction.
+   */
+  async put(userId: string, installationId: string, input: DeviceInput): Promise<{ device: DeviceEntity; created: boolean }> {
+    return this.dataSource.transaction(async (tx) => {
+      const user = await this.users.lock(tx, userId);
+      if (!user) throw DomainError.conflict('The user has no profile yet: create it with PUT /v1/me first.');
+      const now = this.clock.now();
+
+      await tx.query(
+        `DELETE FROM devices WHERE platform = $1 AND push_token = $2 AND NOT (user_id = $3 AND installation_id = $4)`,
+        [input.platform, input.pushToken, userId, installationId],
+      );
+      // xmax = 0 only for a row this statement inserted.
+      const [row] = await tx.query(
+        `INSERT INTO devices (user_id, installation_id, platform, push_token, active, deactivated_reason, deactivated_at,
+                              time_zone, app_version, locale, last_seen_at, created_at, updated_at)
+         VALUES ($1, $2, $3, $4, true, NULL, NULL, $5, $6, $7, $8, $8, $8)
+         ON CONFLICT (user_id, installation_id) DO UPDATE SET
+           platform = EXCLUDED.platform,
+           push_token = EXCLUDED.push_token,
+           active = true, deactivated_reason = NULL, deactivated_at = NULL,
+           time_zone = COALESCE(EXCLUDED.time_zone, devices.time_zone),
+           app_version = COALESCE(EXCLUDED.app_version, devices.app_version),
+           locale = COALESCE(EXCLUDED.locale, devices.locale),
+           last_seen_at = EXCLUDED.last_seen_at,
+           updated_at = EXCLUDED.updated_at
+         RETURNING id, (xmax = 0) AS created`,
+        [userId, installationId, input.platform, input.pushToken, input.timeZone ?? null, input.appVersion ?? null,
+          input.locale ?? null, now],
+      );
+
+      if (input.timeZone && user.followDeviceTimeZone && input.timeZone !== user.timeZone) {
+        await this.users.changeTimeZone(tx, user, input.timeZone);
+      }
+      const device = await tx.getRepository(DeviceEntity).findOneByOrFail({ id: row.id });
+      return { device, created: row.created as boolean };
+    });
+  }
+
+  async list(userId: string): Promise<DeviceEntity[]> {
+    return this.dataSource.getRepository(DeviceEntity).find({ where: { userId }, order: { createdAt: 'ASC', id: 'ASC' } });
+  }
+
+  async delete(userId: string, installationId: string): Promise<void> {
+    const result = await this.dataSource.getRepository(DeviceEntity).delete({ userId, installationId });
+    if (!result.affected) throw DomainError.notFound('The device');
+  }
+
+  /** Stops sending to a device whose token a provider rejected. */
+  async deactivate(executor: EntityManager | DataSource, deviceId: string, reason: string, at: Date): Promise<void> {
+    await executor.query(
+      `UPDATE devices SET active = false, deactivated_reason = $2, deactivated_at = $3, updated_at = $3 WHERE id = $1 AND active`,
+      [deviceId, reason, at],
+    );
+  }
+}

@@ -1,0 +1,115 @@
+import { Injectable } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import type { DataSource, EntityManager } from 'typeorm';
+import { Clock, DomainError } from '@nudge/config';
+import { UserEntity } from './user.entity.js';
+import { UserEvents } from './user-events.js';
+
+export interface QuietHoursInput {
+  start: string;
+  end: string;
+}
+
+export interface ProfileInput {
+  timeZone: string;
+  locale?: string | null;
+  quietHours?: QuietHoursInput | null;
+  followDeviceTimeZone?: boolean;
+  notificationsEnabled?: boolean;
+}
+
+@Injectable()
+export class UsersService {
+  constructor(
+    @InjectDataSource() private readonly dataSource: DataSource,
+    private readonly events: UserEvents,
+    private readonly clock: Clock,
+  ) {}
+
+  async get(userId: string): Promise<UserEntity> {
+    const user = await this.dataSource.getRepository(UserEntity).findOneBy({ id: userId });
+    if (!user) throw DomainError.notFound('The profile (create it with PUT /v1/me)');
+    return user;
+  }
+
+  /** Creates or replaces the whole profile; fields left out take their defaults. */
+  async put(userId: string, input: ProfileInput): Promise<{ user: UserEntity; created: boolean }> {
+    return this.dataSource.transaction(async (tx) => {
+      const before = await this.lock(tx, userId);
+      const now = this.clock.now();
+      const values = {
+        timeZone: input.timeZone,
+        locale: input.locale ?? null,
+        quietHoursStart: input.quietHours?.start ?? null,
+        quietHoursEnd: input.quietHours?.end ?? null,
+        followDeviceTimeZone: input.followDeviceTimeZone ?? true,
+        notificationsEnabled: input.notificationsEnabled ?? true,
+      };
+      if (!before) {
+        // ON CONFLICT: two first PUTs racing for a new user both succeed.
+        await tx.query(
+          `INSERT INTO users (id, time_zone, locale, quiet_hours_start, quiet_hours_end, follow_device_time_zone,
+                              notifications_enabled, created_at, updated_at)
+           VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $8) ON CONFLICT (id) DO NOTHING`,
+          [userId, values.timeZone, values.locale, values.quietHoursStart, values.quietHoursEnd,
+            values.followDeviceTimeZone, values.notificationsEnabled, now],
+        );
+        return { user: await this.reload(tx, userId), created: true };
+      }
+      await this.update(tx, before, values, now);
+      return { user: await this.reload(tx, userId), created: false };
+    });
+  }
+
+  async patch(userId: string, input: Partial<ProfileInput>): Promise<UserEntity> {
+    return this.dataSource.transaction(async (tx) => {
+      const before = await this.lock(tx, userId);
+      if (!before) throw DomainError.notFound('The profile (create it with PUT /v1/me)');
+      const values: Partial<UserEntity> = {};
+      if (input.timeZone !== undefined) values.timeZone = input.timeZone;
+      if (input.locale !== undefined) values.locale = input.locale;
+      if (input.quietHours !== undefined) {
+        values.quietHoursStart = input.quietHours?.start ?? null;
+        values.quietHoursEnd = input.quietHours?.end ?? null;
+      }
+      if (input.followDeviceTimeZone !== undefined) values.followDeviceTimeZone = input.followDeviceTimeZone;
+      if (input.notificationsEnabled !== undefined) values.notificationsEnabled = input.notificationsEnabled;
+      await this.update(tx, before, values, this.clock.now());
+      return this.reload(tx, userId);
+    });
+  }
+
+  /** Removes the user, their devices and reminders, and cancels their pending jobs. */
+  async delete(userId: string): Promise<void> {
+    await this.dataSource.transaction(async (tx) => {
+      const user = await this.lock(tx, userId);
+      if (!user) throw DomainError.notFound('The profile');
+      await this.events.emitDeleted(tx, userId);
+      await tx.delete(UserEntity, { id: userId });
+    });
+  }
+
+  /**
+   * Moves the user to a new zone inside the caller's transaction (travel, or a
+   * PATCH), and lets the reminders that follow the user's zone reschedule.
+   */
+  async changeTimeZone(tx: EntityManager, user: UserEntity, timeZone: string): Promise<void> {
+    await this.update(tx, user, { timeZone }, this.clock.now());
+  }
+
+  /** Locks the user's row for the rest of the transaction, so changes to one user queue up. */
+  async lock(tx: EntityManager, userId: string): Promise<UserEntity | null> {
+    return tx.getRepository(UserEntity).findOne({ where: { id: userId }, lock: { mode: 'pessimistic_write' } });
+  }
+
+  private async update(tx: EntityManager, before: UserEntity, values: Partial<UserEntity>, now: Date): Promise<void> {
+    await tx.update(UserEntity, { id: before.id }, { ...values, updatedAt: now });
+    if (values.timeZone !== undefined && values.timeZone !== before.timeZone) {
+      await this.events.emitTimeZoneChanged(tx, before.id, values.timeZone);
+    }
+  }
+
+  private async reload(tx: EntityManager, userId: string): Promise<UserEntity> {
+    return tx.getRepository(UserEntity).findOneByOrFail({ id: userId });
+  }
+}
