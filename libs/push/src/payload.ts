@@ -1,0 +1,107 @@
+import type { TokenMessage } from 'firebase-admin/messaging';
+import type { PushMessage, PushPlatform } from './push-provider.js';
+
+/** Both APNs and FCM refuse a notification payload over 4 KiB. */
+export const MAX_PAYLOAD_BYTES = 4096;
+
+/** What a push shows and carries, independent of device and delivery. */
+export interface PushContent {
+  title: string;
+  body?: string;
+  data?: Record<string, unknown>;
+  timeSensitive?: boolean;
+}
+
+export interface ApnsPayload {
+  aps: {
+    alert: { title: string; body?: string };
+    sound: 'default';
+    'interruption-level'?: 'time-sensitive';
+  };
+  [key: string]: unknown;
+}
+
+/**
+ * The APNs JSON body. The app's data goes beside `aps`, as Apple expects
+ * custom keys; a data key named `aps` is dropped rather than allowed to
+ * replace the alert.
+ */
+export function buildApnsPayload(content: PushContent): ApnsPayload {
+  const custom = { ...content.data };
+  delete custom.aps;
+  const alert: ApnsPayload['aps']['alert'] = { title: content.title };
+  if (content.body !== undefined && content.body !== null) alert.body = content.body;
+  const aps: ApnsPayload['aps'] = { alert, sound: 'default' };
+  // Shown through Focus modes; the app needs the Time Sensitive entitlement, else iOS treats it as `active`.
+  if (content.timeSensitive) aps['interruption-level'] = 'time-sensitive';
+  return { ...custom, aps };
+}
+
+/** FCM data values must be strings: strings pass through, everything else is JSON. */
+export function fcmData(data: Record<string, unknown> | undefined): Record<string, string> | undefined {
+  if (!data || Object.keys(data).length === 0) return undefined;
+  const out: Record<string, string> = {};
+  for (const [key, value] of Object.entries(data)) {
+    if (value === undefined) continue;
+    out[key] = typeof value === 'string' ? value : JSON.stringify(value);
+  }
+  return out;
+}
+
+/** The firebase-admin message for one Android device (FCM HTTP v1). */
+export function buildFcmMessage(message: PushMessage, now: Date): TokenMessage {
+  const notification: { title: string; body?: string } = { title: message.title };
+  if (message.body !== undefined && message.body !== null) notification.body = message.body;
+  const android: NonNullable<TokenMessage['android']> = {
+    // collapse_key replaces a stored, undelivered push; the tag replaces a shown one.
+    collapseKey: message.collapseId,
+    priority: message.priority ?? 'high',
+    notification: { tag: message.collapseId },
+  };
+  if (message.expiresAt) android.ttl = Math.max(0, message.expiresAt.getTime() - now.getTime());
+  const result: TokenMessage = { token: message.token, notification, android };
+  const data = fcmData(message.data);
+  if (data) result.data = data;
+  return result;
+}
+
+function fcmPayloadBytes(content: PushContent): number {
+  const notification: Record<string, string> = { title: content.title };
+  if (content.body) notification.body = content.body;
+  return Buffer.byteLength(JSON.stringify({ notification, data: fcmData(content.data) ?? {} }), 'utf8');
+}
+
+export function payloadBytes(content: PushContent, platform: PushPlatform): number {
+  return platform === 'ios'
+    ? Buffer.byteLength(JSON.stringify(buildApnsPayload(content)), 'utf8')
+    : fcmPayloadBytes(content);
+}
+
+export type PayloadSizeCheck =
+  | { ok: true; bytes: Record<PushPlatform, number> }
+  | { ok: false; bytes: Record<PushPlatform, number>; platform: PushPlatform; limit: number; message: string };
+
+/**
+ * Whether a push with this content fits on every platform, measured the way
+ * each provider sees it (APNs: the whole JSON body; FCM: notification and
+ * data). The API checks this when a reminder is saved, so an oversized
+ * reminder is a 400 then rather than a dead job at send time.
+ */
+export function checkPayloadSize(content: PushContent, platforms: readonly PushPlatform[] = ['ios', 'android']): PayloadSizeCheck {
+  const bytes = { ios: payloadBytes(content, 'ios'), android: payloadBytes(content, 'android') };
+  for (const platform of platforms) {
+    if (bytes[platform] > MAX_PAYLOAD_BYTES) {
+      const over = bytes[platform] - MAX_PAYLOAD_BYTES;
+      return {
+        ok: false,
+        bytes,
+        platform,
+        limit: MAX_PAYLOAD_BYTES,
+        message:
+          `the push would be ${bytes[platform]} bytes for ${platform === 'ios' ? 'APNs' : 'FCM'}, ` +
+          `${over} over the ${MAX_PAYLOAD_BYTES}-byte limit; shorten the title, body or data`,
+      };
+    }
+  }
+  return { ok: true, bytes };
+}

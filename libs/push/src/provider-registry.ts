@@ -1,0 +1,99 @@
+import { ApnsPushProvider, type ApnsProviderOptions } from './apns.provider.js';
+import { FcmPushProvider, type FcmProviderOptions } from './fcm.provider.js';
+import type { PushPlatform, PushProvider, SqlExecutor } from './push-provider.js';
+import { SimulatedPushProvider, type SimulatedPushProviderOptions } from './simulated.provider.js';
+
+/** Shaped like the config lib's `apns` and `fcm` sections, without depending on it. */
+export interface PushCredentials {
+  apns?: {
+    keyFile?: string;
+    keyId?: string;
+    teamId?: string;
+    topic?: string;
+    production?: boolean;
+  };
+  fcm?: { serviceAccountFile?: string };
+}
+
+export interface PushProviderChoice {
+  ios: 'apns' | 'simulated';
+  android: 'fcm' | 'simulated';
+}
+
+const APNS_SETTINGS = [
+  ['keyFile', 'APNS_KEY_FILE'],
+  ['keyId', 'APNS_KEY_ID'],
+  ['teamId', 'APNS_TEAM_ID'],
+  ['topic', 'APNS_TOPIC'],
+] as const;
+
+/** APNs once every APNS_* setting is present, FCM once a service account is; else simulated. */
+export function choosePushProviders(credentials: PushCredentials): PushProviderChoice {
+  const apns = credentials.apns ?? {};
+  return {
+    ios: APNS_SETTINGS.every(([key]) => Boolean(apns[key])) ? 'apns' : 'simulated',
+    android: credentials.fcm?.serviceAccountFile ? 'fcm' : 'simulated',
+  };
+}
+
+/** One line for the boot log, e.g. `push: iOS via APNs (sandbox); Android simulated (FCM_SERVICE_ACCOUNT_FILE not set)`. */
+export function describePushProviders(credentials: PushCredentials): string {
+  const choice = choosePushProviders(credentials);
+  const ios =
+    choice.ios === 'apns'
+      ? `iOS via APNs (${credentials.apns?.production ? 'production' : 'sandbox'})`
+      : `iOS simulated (${APNS_SETTINGS.filter(([key]) => !credentials.apns?.[key]).map(([, name]) => name).join(', ')} not set)`;
+  const android = choice.android === 'fcm' ? 'Android via FCM' : 'Android simulated (FCM_SERVICE_ACCOUNT_FILE not set)';
+  return `push: ${ios}; ${android}; simulated pushes are recorded in simulated_pushes`;
+}
+
+export interface PushProviders {
+  readonly choice: PushProviderChoice;
+  readonly ios: PushProvider;
+  readonly android: PushProvider;
+  forPlatform(platform: PushPlatform): PushProvider;
+  close(): Promise<void>;
+}
+
+export interface PushProviderDependencies {
+  /** Where the simulated provider records its pushes. */
+  db: SqlExecutor;
+  /** Merged over what the credentials give: endpoints, timeouts, clock (tests point these at the fakes). */
+  apns?: Partial<ApnsProviderOptions>;
+  fcm?: Partial<FcmProviderOptions>;
+  simulated?: SimulatedPushProviderOptions;
+}
+
+/** Builds the provider of each platform as `choosePushProviders` decides. */
+export function createPushProviders(credentials: PushCredentials, deps: PushProviderDependencies): PushProviders {
+  const choice = choosePushProviders(credentials);
+  let simulated: SimulatedPushProvider | undefined;
+  const simulatedProvider = () => (simulated ??= new SimulatedPushProvider(deps.db, deps.simulated));
+
+  const apns = credentials.apns ?? {};
+  const ios: PushProvider =
+    choice.ios === 'apns'
+      ? new ApnsPushProvider({
+          keyFile: apns.keyFile,
+          keyId: apns.keyId!,
+          teamId: apns.teamId!,
+          topic: apns.topic!,
+          production: apns.production ?? false,
+          ...deps.apns,
+        })
+      : simulatedProvider();
+  const android: PushProvider =
+    choice.android === 'fcm'
+      ? new FcmPushProvider({ serviceAccountFile: credentials.fcm?.serviceAccountFile, ...deps.fcm })
+      : simulatedProvider();
+
+  return {
+    choice,
+    ios,
+    android,
+    forPlatform: (platform) => (platform === 'ios' ? ios : android),
+    async close() {
+      await Promise.all([...new Set([ios, android])].map((provider) => provider.close()));
+    },
+  };
+}

@@ -1,0 +1,50 @@
+// The port every push adapter implements. Workers hand it one message for one
+// device and get back a classification, never an exception for something the
+// provider answered: the caller decides what a classification means for the
+// job (retry, deactivate the device, dead-letter) and the adapters stay dumb.
+
+export type PushPlatform = 'ios' | 'android';
+export type PushProviderName = 'apns' | 'fcm' | 'simulated';
+
+export interface PushMessage {
+  /** The device's push token as the provider issued it. */
+  token: string;
+  platform: PushPlatform;
+  title: string;
+  body?: string;
+  /** Custom keys for the app; FCM receives every value as a string. */
+  data?: Record<string, unknown>;
+  /** Derived from the job (see `collapseIdFor`), so a repeated send shows once. */
+  collapseId: string;
+  /** After this instant the provider may drop the push instead of storing it. */
+  expiresAt?: Date;
+  /** Default `high`: a reminder is something the user asked to see. */
+  priority?: 'high' | 'normal';
+  timeSensitive?: boolean;
+}
+
+export type PushOutcome =
+  | { kind: 'sent'; providerMessageId?: string }
+  /** The token will never work again: deactivate the device. */
+  | { kind: 'invalid_token'; reason: string; invalidSince?: Date }
+  /** Try again later, after `retryAfterSeconds` when the provider said so. */
+  | { kind: 'transient'; reason: string; retryAfterSeconds?: number }
+  /** This message will never be accepted; retrying is pointless. */
+  | { kind: 'permanent'; reason: string }
+  /** Our credentials or settings are wrong: no send will work until an operator fixes them. */
+  | { kind: 'configuration_error'; reason: string };
+
+export type PushOutcomeKind = PushOutcome['kind'];
+
+export interface PushProvider {
+  readonly name: PushProviderName;
+  /** Resolves with the provider's answer classified; rejects only on a bug or a broken dependency of ours. */
+  send(message: PushMessage): Promise<PushOutcome>;
+  /** Closes connections; idempotent. */
+  close(): Promise<void>;
+}
+
+/** The smallest database surface the push lib needs: a pg Pool, PoolClient or Client fits. */
+export interface SqlExecutor {
+  query(sql: string, params?: unknown[]): Promise<unknown>;
+}
