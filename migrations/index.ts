@@ -1,5 +1,13 @@
 // Every migration, in order. Listed by hand rather than globbed so that the
 // same list works compiled (dist/) and from TypeScript (tests, tsx).
 import { UsersDevicesReminders1764662400000 } from './1764662400000-UsersDevicesReminders.js';
+import { JobQueue1764662500000 } from './1764662500000-JobQueue.js';
+import { PushDeliveries1764662600000 } from './1764662600000-PushDeliveries.js';
+import { ReminderOccurrences1764662700000 } from './1764662700000-ReminderOccurrences.js';
 
-export const migrations = [UsersDevicesReminders1764662400000];
+export const migrations = [
+  UsersDevicesReminders1764662400000,
+  JobQueue1764662500000,
+  PushDeliveries1764662600000,
+  ReminderOccurrences1764662700000,
+];

@@ -1,8 +1,10 @@
 import { Writable } from 'node:stream';
 import type { DynamicModule } from '@nestjs/common';
+import { Registry } from 'prom-client';
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import { type Clock, type Config, createLogger, FixedClock, loadConfig } from '@nudge/config';
 import { createApiApp } from '../../apps/api/src/app.factory.js';
+import { WorkerModule, type WorkerModuleOptions } from '../../apps/worker/src/worker.module.js';
 import { signToken } from '../../apps/api/src/auth/jwt.js';
 
 export const TEST_SECRET = 'test-secret-that-is-long-enough-for-hs256!';
@@ -36,12 +38,24 @@ export async function startTestApi(options: {
   clock?: FixedClock;
   env?: Record<string, string>;
   imports?: DynamicModule[];
+  /** Run the worker in the same process (ROLE=all), with these queue settings. */
+  worker?: WorkerModuleOptions['queue'];
 }): Promise<TestApi> {
-  const config = loadConfig({ AUTH_JWT_SECRET: TEST_SECRET, DATABASE_URL: options.databaseUrl, ...options.env });
+  const config = loadConfig({
+    AUTH_JWT_SECRET: TEST_SECRET,
+    DATABASE_URL: options.databaseUrl,
+    ROLE: options.worker ? 'all' : 'api',
+    ...options.env,
+  });
   const logs = new LogCapture();
   const logger = createLogger({ level: 'info', destination: logs });
   const clock = options.clock ?? new FixedClock('2026-03-02T12:00:00Z');
-  const app = await createApiApp({ config, logger, clock: clock as Clock, databaseUrl: options.databaseUrl, imports: options.imports });
+  const registry = new Registry();
+  const imports = [...(options.imports ?? [])];
+  if (options.worker) {
+    imports.push(WorkerModule.forRoot({ config, logger, registry, clock, databaseUrl: options.databaseUrl, queue: options.worker }));
+  }
+  const app = await createApiApp({ config, logger, registry, clock: clock as Clock, databaseUrl: options.databaseUrl, imports });
   await app.listen(0, '127.0.0.1');
   const address = app.getHttpServer().address();
   const baseUrl = `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}`;
@@ -51,7 +65,8 @@ export async function startTestApi(options: {
     clock,
     config,
     logs,
-    token: (userId, scopes = []) => signToken(TEST_SECRET, { userId, scopes, expiresIn: '1h', now: clock.now() }),
+    // No expiry: tests move the clock across months.
+    token: (userId, scopes = []) => signToken(TEST_SECRET, { userId, scopes, now: new Date('2020-01-01T00:00:00Z') }),
     async request(method, path, { token, body, rawBody, headers = {} } = {}) {
       const response = await fetch(baseUrl + path, {
         method,
@@ -73,4 +88,15 @@ export async function startTestApi(options: {
     },
     close: () => app.close(),
   };
+}
+
+/** Polls until `check` returns a truthy value (the worker runs on its own schedule). */
+export async function eventually<T>(check: () => Promise<T | undefined | null | false>, what: string, timeoutMs = 15_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await check();
+    if (value) return value;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 25));
+  }
 }

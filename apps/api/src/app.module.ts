@@ -1,16 +1,28 @@
 import { type DynamicModule, Module } from '@nestjs/common';
 import { APP_FILTER, APP_GUARD } from '@nestjs/core';
+import type pg from 'pg';
 import type { Logger } from 'pino';
+import { Registry } from 'prom-client';
 import { type Clock, type Config, ConfigModule } from '@nudge/config';
-import { DatabaseModule } from '@nudge/database';
+import { DatabaseModule, PG_POOL } from '@nudge/database';
+import { QueueMetrics } from '@nudge/queue';
+import { RemindersModule } from '@nudge/reminders';
+import { UsersModule } from '@nudge/users';
 import { AuthGuard } from './auth/auth.guard.js';
+import { DevicesController } from './devices/devices.controller.js';
 import { HealthController } from './health/health.controller.js';
+import { MeController } from './me/me.controller.js';
+import { MetricsController } from './metrics/metrics.controller.js';
+import { OpsController } from './ops/ops.controller.js';
+import { QueueOpsService } from './ops/queue-ops.service.js';
+import { RemindersController } from './reminders/reminders.controller.js';
 import { ProblemDetailsFilter } from './http/problem-details.filter.js';
 
 export interface ApiModuleOptions {
   config: Config;
   logger: Logger;
   databaseUrl: string;
+  registry?: Registry;
   clock?: Clock;
   /** Extra modules to run in the same process, e.g. the worker when ROLE=all. */
   imports?: DynamicModule[];
@@ -19,15 +31,29 @@ export interface ApiModuleOptions {
 @Module({})
 export class ApiModule {
   static forRoot(options: ApiModuleOptions): DynamicModule {
+    const registry = options.registry ?? new Registry();
+    // With the worker in this process, its queue module owns the queue metrics;
+    // an API-only process reads the same gauges for its own /metrics.
+    const queueMetrics = options.config.role === 'api'
+      ? [{
+          provide: QueueMetrics,
+          inject: [PG_POOL],
+          useFactory: (pool: pg.Pool) => new QueueMetrics({ registry, executor: pool, clock: options.clock, logger: options.logger }),
+        }]
+      : [];
     return {
       module: ApiModule,
       imports: [
-        ConfigModule.forRoot({ config: options.config, logger: options.logger, clock: options.clock }),
+        ConfigModule.forRoot({ config: options.config, logger: options.logger, clock: options.clock, registry }),
         DatabaseModule.forRoot({ url: options.databaseUrl }),
+        UsersModule,
+        RemindersModule,
         ...(options.imports ?? []),
       ],
-      controllers: [HealthController],
+      controllers: [HealthController, MetricsController, MeController, DevicesController, RemindersController, OpsController],
       providers: [
+        ...queueMetrics,
+        QueueOpsService,
         { provide: APP_GUARD, useClass: AuthGuard },
         { provide: APP_FILTER, useClass: ProblemDetailsFilter },
       ],

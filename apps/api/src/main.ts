@@ -1,6 +1,7 @@
 // The API process. With ROLE=all (what `npm start` runs) the worker runs in
 // the same process; with ROLE=api it serves HTTP only.
 import 'reflect-metadata';
+import { collectDefaultMetrics, Registry } from 'prom-client';
 import { createLogger, loadConfigOrExit, onShutdownSignal } from '@nudge/config';
 import { prepareDatabase } from '@nudge/database';
 import { WorkerModule } from '../../worker/src/worker.module.js';
@@ -15,11 +16,14 @@ if (config.role === 'worker') {
 if (config.usingDevelopmentSecret) logger.warn('AUTH_JWT_SECRET is not set: using the development secret (never in production)');
 
 const database = await prepareDatabase(config, logger);
+const registry = new Registry();
+collectDefaultMetrics({ register: registry });
 const app = await createApiApp({
   config,
   logger,
+  registry,
   databaseUrl: database.url,
-  imports: config.role === 'all' ? [WorkerModule.forRoot({ config, logger, databaseUrl: database.url })] : [],
+  imports: config.role === 'all' ? [WorkerModule.forRoot({ config, logger, registry, databaseUrl: database.url })] : [],
 });
 onShutdownSignal(logger, async () => {
   await app.close();

@@ -2,6 +2,7 @@
 import 'reflect-metadata';
 import { closeSync, openSync, utimesSync } from 'node:fs';
 import { NestFactory } from '@nestjs/core';
+import { collectDefaultMetrics, Registry } from 'prom-client';
 import { ConfigModule, createLogger, loadConfigOrExit, onShutdownSignal, PinoNestLogger } from '@nudge/config';
 import { DatabaseModule, prepareDatabase } from '@nudge/database';
 import { WorkerModule } from './worker.module.js';
@@ -9,14 +10,18 @@ import { WorkerModule } from './worker.module.js';
 const config = loadConfigOrExit({ ...process.env, ROLE: 'worker' });
 const logger = createLogger({ level: config.logLevel });
 const database = await prepareDatabase(config, logger);
+// The worker serves no HTTP; its counters are per process and its queue gauges
+// show on any API's /metrics. The registry still collects them, for a future push gateway.
+const registry = new Registry();
+collectDefaultMetrics({ register: registry });
 
 const app = await NestFactory.createApplicationContext(
   {
     module: class WorkerRootModule {},
     imports: [
-      ConfigModule.forRoot({ config, logger }),
+      ConfigModule.forRoot({ config, logger, registry }),
       DatabaseModule.forRoot({ url: database.url }),
-      WorkerModule.forRoot({ config, logger, databaseUrl: database.url }),
+      WorkerModule.forRoot({ config, logger, registry, databaseUrl: database.url }),
     ],
   },
   { logger: new PinoNestLogger(logger) },

@@ -1,18 +1,60 @@
-import { type DynamicModule, Module } from '@nestjs/common';
+import { type DynamicModule, Injectable, Module, type OnModuleInit } from '@nestjs/common';
 import type { Logger } from 'pino';
+import type { Registry } from 'prom-client';
 import type { Clock, Config } from '@nudge/config';
+import { PushModule } from '@nudge/push';
+import { QueueModule, Worker } from '@nudge/queue';
+import { REMINDER_SWEEP, RemindersModule, ReminderSweep, SEND_REMINDER, SendReminderHandler } from '@nudge/reminders';
+import { UsersModule } from '@nudge/users';
 
 export interface WorkerModuleOptions {
   config: Config;
   logger: Logger;
   databaseUrl: string;
+  registry: Registry;
   clock?: Clock;
+  /** Tests set knobs such as the poll interval; production uses the defaults. */
+  queue?: Partial<Parameters<typeof QueueModule.forRoot>[0]>;
+}
+
+/** Every job kind this worker runs, and what runs it. */
+@Injectable()
+class JobHandlers implements OnModuleInit {
+  constructor(
+    private readonly worker: Worker,
+    private readonly sendReminder: SendReminderHandler,
+    private readonly sweep: ReminderSweep,
+  ) {}
+
+  onModuleInit(): void {
+    this.worker.register(SEND_REMINDER, this.sendReminder.handle).register(REMINDER_SWEEP, this.sweep.handle);
+  }
 }
 
 /** Wires the job handlers to the queue. Used by apps/worker, and by the API when ROLE=all. */
 @Module({})
 export class WorkerModule {
-  static forRoot(_options: WorkerModuleOptions): DynamicModule {
-    return { module: WorkerModule };
+  static forRoot(options: WorkerModuleOptions): DynamicModule {
+    const { config } = options;
+    return {
+      module: WorkerModule,
+      imports: [
+        QueueModule.forRoot({
+          connectionString: options.databaseUrl,
+          concurrency: config.workerConcurrency,
+          leaseSeconds: config.jobLeaseSeconds,
+          housekeeping: { retentionDays: config.jobRetentionDays },
+          recurring: [{ kind: REMINDER_SWEEP, everySeconds: 600 }],
+          clock: options.clock,
+          logger: options.logger,
+          registry: options.registry,
+          ...options.queue,
+        }),
+        PushModule,
+        UsersModule,
+        RemindersModule,
+      ],
+      providers: [SendReminderHandler, ReminderSweep, JobHandlers],
+    };
   }
 }

@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
-import type { DataSource, EntityManager } from 'typeorm';
+import type { DataSource } from 'typeorm';
 import { Clock, DomainError } from '@nudge/config';
 import { DeviceEntity, type Platform } from './device.entity.js';
 import { UsersService } from './users.service.js';
@@ -71,13 +71,5 @@ export class DevicesService {
   async delete(userId: string, installationId: string): Promise<void> {
     const result = await this.dataSource.getRepository(DeviceEntity).delete({ userId, installationId });
     if (!result.affected) throw DomainError.notFound('The device');
-  }
-
-  /** Stops sending to a device whose token a provider rejected. */
-  async deactivate(executor: EntityManager | DataSource, deviceId: string, reason: string, at: Date): Promise<void> {
-    await executor.query(
-      `UPDATE devices SET active = false, deactivated_reason = $2, deactivated_at = $3, updated_at = $3 WHERE id = $1 AND active`,
-      [deviceId, reason, at],
-    );
   }
 }

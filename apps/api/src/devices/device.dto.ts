@@ -1,0 +1,63 @@
+import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import { IsIn, IsOptional, IsString, Length, Matches } from 'class-validator';
+import type { DeviceEntity, Platform } from '@nudge/users';
+import { maskPushToken } from '@nudge/push';
+import { IsIanaTimeZone, IsLocale } from '../http/validators.js';
+
+export class PutDeviceDto {
+  @ApiProperty({ enum: ['ios', 'android'] })
+  @IsIn(['ios', 'android'])
+  platform: Platform;
+
+  @ApiProperty({ description: 'APNs device token or FCM registration token; never shown back in full' })
+  @IsString()
+  @Length(1, 4096)
+  @Matches(/^[\x21-\x7e]+$/, { message: 'pushToken must be printable ASCII without spaces' })
+  pushToken: string;
+
+  @ApiPropertyOptional({ example: 'Europe/Lisbon' })
+  @IsOptional()
+  @IsIanaTimeZone()
+  timeZone?: string;
+
+  @ApiPropertyOptional({ example: '3.2.1' })
+  @IsOptional()
+  @IsString()
+  @Length(1, 64)
+  appVersion?: string;
+
+  @ApiPropertyOptional({ example: 'pt-PT' })
+  @IsOptional()
+  @IsLocale()
+  locale?: string;
+}
+
+export class DeviceDto {
+  @ApiProperty() installationId: string;
+  @ApiProperty({ enum: ['ios', 'android'] }) platform: Platform;
+  @ApiProperty({ example: '…a1b2', description: 'masked: only the last four characters' }) pushToken: string;
+  @ApiProperty() active: boolean;
+  @ApiProperty({ nullable: true, type: String }) deactivatedReason: string | null;
+  @ApiProperty({ nullable: true, type: String }) timeZone: string | null;
+  @ApiProperty({ nullable: true, type: String }) appVersion: string | null;
+  @ApiProperty({ nullable: true, type: String }) locale: string | null;
+  @ApiProperty() lastSeenAt: string;
+
+  static from(device: DeviceEntity): DeviceDto {
+    return {
+      installationId: device.installationId,
+      platform: device.platform,
+      pushToken: maskPushToken(device.pushToken),
+      active: device.active,
+      deactivatedReason: device.deactivatedReason,
+      timeZone: device.timeZone,
+      appVersion: device.appVersion,
+      locale: device.locale,
+      lastSeenAt: device.lastSeenAt.toISOString(),
+    };
+  }
+}
+
+export class DeviceListDto {
+  @ApiProperty({ type: [DeviceDto] }) devices: DeviceDto[];
+}

@@ -1,0 +1,91 @@
+import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import { Type } from 'class-transformer';
+import { IsIn, IsInt, IsOptional, IsString, Matches, Max, MaxLength, Min } from 'class-validator';
+import { JOB_STATUSES, type JobStatus } from '@nudge/queue';
+
+export class KindStatsDto {
+  @ApiProperty({ example: 'send_reminder' }) kind: string;
+  @ApiProperty({ description: 'queued and due' }) ready: number;
+  @ApiProperty({ description: 'queued for later' }) scheduled: number;
+  @ApiProperty() running: number;
+  @ApiProperty({ description: 'running past their lease' }) stuck: number;
+  @ApiProperty() dead: number;
+  @ApiProperty({ description: 'age of the oldest ready job, seconds' }) oldestReadyAgeSeconds: number;
+  @ApiProperty() succeededLastHour: number;
+  @ApiProperty() failedLastHour: number;
+}
+
+export class QueueStatsDto {
+  @ApiProperty() generatedAt: string;
+  @ApiProperty({ type: [KindStatsDto] }) kinds: KindStatsDto[];
+}
+
+export class JobRunDto {
+  @ApiProperty() attempt: number;
+  @ApiProperty({ nullable: true, type: String }) worker: string | null;
+  @ApiProperty({ nullable: true, type: String }) startedAt: string | null;
+  @ApiProperty() finishedAt: string;
+  @ApiProperty({ enum: ['succeeded', 'failed', 'dead', 'snoozed', 'lease_expired', 'interrupted'] }) outcome: string;
+  @ApiProperty({ nullable: true, type: String }) error: string | null;
+  @ApiProperty({ nullable: true, type: String }) nextRunAt: string | null;
+}
+
+export class JobDto {
+  @ApiProperty() id: string;
+  @ApiProperty() kind: string;
+  @ApiProperty({ enum: JOB_STATUSES }) status: string;
+  @ApiProperty({ type: Object, description: 'secrets and tokens masked' }) payload: unknown;
+  @ApiProperty({ nullable: true, type: String }) idempotencyKey: string | null;
+  @ApiProperty() priority: number;
+  @ApiProperty() runAt: string;
+  @ApiProperty() attempts: number;
+  @ApiProperty() maxAttempts: number;
+  @ApiProperty({ nullable: true, type: String }) lastError: string | null;
+  @ApiProperty({ nullable: true, type: String }) lockedAt: string | null;
+  @ApiProperty({ nullable: true, type: String }) lockedUntil: string | null;
+  @ApiProperty({ nullable: true, type: String }) lockedBy: string | null;
+  @ApiProperty({ nullable: true, type: String }) finishedAt: string | null;
+  @ApiProperty() createdAt: string;
+  @ApiProperty() updatedAt: string;
+}
+
+export class JobDetailDto extends JobDto {
+  @ApiProperty({ type: [JobRunDto] }) history: JobRunDto[];
+}
+
+export class JobPageDto {
+  @ApiProperty({ type: [JobDto] }) items: JobDto[];
+  @ApiProperty({ nullable: true, type: String }) nextCursor: string | null;
+}
+
+export class ListJobsQuery {
+  @ApiPropertyOptional({ enum: JOB_STATUSES })
+  @IsOptional()
+  @IsIn(JOB_STATUSES)
+  status?: JobStatus;
+
+  @ApiPropertyOptional({ example: 'send_reminder' })
+  @IsOptional()
+  @IsString()
+  @MaxLength(100)
+  kind?: string;
+
+  @ApiPropertyOptional({ default: 50, minimum: 1, maximum: 500 })
+  @IsOptional()
+  @Type(() => Number)
+  @IsInt()
+  @Min(1)
+  @Max(500)
+  limit?: number;
+
+  @ApiPropertyOptional()
+  @IsOptional()
+  @IsString()
+  @MaxLength(200)
+  cursor?: string;
+}
+
+export class JobIdParam {
+  @Matches(/^[1-9]\d{0,18}$/, { message: 'id must be a job id (a positive integer)' })
+  id: string;
+}

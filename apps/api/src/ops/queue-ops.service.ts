@@ -1,0 +1,79 @@
+import { Inject, Injectable } from '@nestjs/common';
+import type pg from 'pg';
+import { Clock, DomainError } from '@nudge/config';
+import { PG_POOL } from '@nudge/database';
+import {
+  cancelJob,
+  getJob,
+  InvalidQueueQueryError,
+  type Job,
+  type JobStatus,
+  listJobs,
+  queueStats,
+  retryJob,
+} from '@nudge/queue';
+
+const SECRET_KEY = /token|secret|password|authorization|credential|private/i;
+
+/** Payloads are shown to operators with anything that looks like a secret masked. */
+export function maskSecrets(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(maskSecrets);
+  if (value && typeof value === 'object') {
+    return Object.fromEntries(
+      Object.entries(value).map(([key, inner]) => [key, SECRET_KEY.test(key) && inner !== null ? '[masked]' : maskSecrets(inner)]),
+    );
+  }
+  return value;
+}
+
+function shown<T extends Job>(job: T): T {
+  return { ...job, payload: maskSecrets(job.payload) };
+}
+
+/**
+ * The operators' view of the queue: libs/queue's ops functions on the
+ * shared pool, with their answers turned into domain errors.
+ */
+@Injectable()
+export class QueueOpsService {
+  constructor(
+    @Inject(PG_POOL) private readonly pool: pg.Pool,
+    private readonly clock: Clock,
+  ) {}
+
+  async stats() {
+    const now = this.clock.now();
+    const byKind = await queueStats(this.pool, now);
+    return { generatedAt: now.toISOString(), kinds: Object.entries(byKind).map(([kind, stats]) => ({ kind, ...stats })) };
+  }
+
+  async list(query: { status?: JobStatus; kind?: string; limit: number; cursor?: string }) {
+    try {
+      const page = await listJobs(this.pool, query);
+      return { items: page.items.map(shown), nextCursor: page.nextCursor };
+    } catch (error) {
+      if (error instanceof InvalidQueueQueryError) throw DomainError.invalid([{ path: 'cursor', message: error.message }]);
+      throw error;
+    }
+  }
+
+  async get(id: string) {
+    const job = await getJob(this.pool, id);
+    if (!job) throw DomainError.notFound('The job');
+    return shown(job);
+  }
+
+  async retry(id: string) {
+    const result = await retryJob(this.pool, id, this.clock.now());
+    if (result === 'not_found') throw DomainError.notFound('The job');
+    if (result === 'conflict') throw DomainError.conflict('Only a dead or cancelled job can be retried.');
+    return this.get(id);
+  }
+
+  async cancel(id: string) {
+    const result = await cancelJob(this.pool, id, this.clock.now());
+    if (result === 'not_found') throw DomainError.notFound('The job');
+    if (result === 'conflict') throw DomainError.conflict('Only a queued job can be cancelled.');
+    return this.get(id);
+  }
+}

@@ -1,0 +1,141 @@
+import { ApiProperty, ApiPropertyOptional, OmitType, PartialType } from '@nestjs/swagger';
+import { Type } from 'class-transformer';
+import { IsBoolean, IsInt, IsISO8601, IsObject, IsOptional, IsString, Length, Matches, Max, MaxLength, Min, ValidateIf } from 'class-validator';
+import { IsIanaTimeZone, IsLocalDate, IsRecurrence, LOCAL_TIME_PATTERN } from '../http/validators.js';
+
+export class CreateReminderDto {
+  @ApiProperty({ example: 'Stretch', maxLength: 200 })
+  @IsString()
+  @Length(1, 200)
+  title: string;
+
+  @ApiPropertyOptional({ example: 'Two minutes, standing up', maxLength: 1000, nullable: true })
+  @IsOptional()
+  @ValidateIf((_o, v) => v !== null)
+  @IsString()
+  @MaxLength(1000)
+  body?: string | null;
+
+  @ApiProperty({ example: '08:00', description: 'local wall-clock time, HH:mm' })
+  @Matches(LOCAL_TIME_PATTERN, { message: 'localTime must be a time HH:mm from 00:00 to 23:59' })
+  localTime: string;
+
+  @ApiPropertyOptional({ example: 'Europe/Berlin', description: "IANA zone; omitted: follow the user's zone, also after travel" })
+  @IsOptional()
+  @IsIanaTimeZone()
+  timeZone?: string;
+
+  @ApiProperty({ example: 'FREQ=WEEKLY;BYDAY=MO,TU,WE,TH,FR', description: 'RFC 5545 RRULE without DTSTART' })
+  @IsRecurrence()
+  recurrence: string;
+
+  @ApiPropertyOptional({ example: '2027-01-04', description: 'YYYY-MM-DD; default: today in the zone' })
+  @IsOptional()
+  @IsLocalDate()
+  startDate?: string;
+
+  @ApiPropertyOptional({ default: true })
+  @IsOptional()
+  @IsBoolean()
+  enabled?: boolean;
+
+  @ApiPropertyOptional({ description: 'passed through to the app in the push (deep links)', nullable: true })
+  @IsOptional()
+  @ValidateIf((_o, v) => v !== null)
+  @IsObject()
+  data?: Record<string, unknown> | null;
+}
+
+export class UpdateReminderDto extends PartialType(OmitType(CreateReminderDto, ['timeZone'] as const)) {
+  @ApiPropertyOptional({ nullable: true, description: "null: follow the user's zone from now on" })
+  @IsOptional()
+  @ValidateIf((_o, v) => v !== null)
+  @IsIanaTimeZone()
+  timeZone?: string | null;
+}
+
+export class OccurrenceDto {
+  @ApiProperty({ example: '2027-01-04T07:00:00.000Z' }) at: string;
+  @ApiProperty({ example: '2027-01-04T08:00:00.000+01:00' }) local: string;
+}
+
+export class ReminderDto {
+  @ApiProperty({ format: 'uuid' }) id: string;
+  @ApiProperty() title: string;
+  @ApiProperty({ nullable: true, type: String }) body: string | null;
+  @ApiProperty() localTime: string;
+  @ApiProperty() timeZone: string;
+  @ApiProperty() followsUserTimeZone: boolean;
+  @ApiProperty() recurrence: string;
+  @ApiProperty() startDate: string;
+  @ApiProperty() enabled: boolean;
+  @ApiProperty({ nullable: true, type: Object }) data: Record<string, unknown> | null;
+  @ApiProperty({ type: OccurrenceDto, nullable: true }) nextOccurrence: OccurrenceDto | null;
+  @ApiProperty() version: number;
+  @ApiProperty() createdAt: string;
+  @ApiProperty() updatedAt: string;
+}
+
+export class ReminderPageDto {
+  @ApiProperty({ type: [ReminderDto] }) items: ReminderDto[];
+  @ApiProperty({ nullable: true, type: String }) nextCursor: string | null;
+}
+
+export class ListRemindersQuery {
+  @ApiPropertyOptional({ default: 50, minimum: 1, maximum: 100 })
+  @IsOptional()
+  @Type(() => Number)
+  @IsInt()
+  @Min(1)
+  @Max(100)
+  limit?: number;
+
+  @ApiPropertyOptional()
+  @IsOptional()
+  @IsString()
+  @MaxLength(512)
+  cursor?: string;
+}
+
+export class OccurrencesQuery {
+  @ApiPropertyOptional({ default: 10, minimum: 1, maximum: 100 })
+  @IsOptional()
+  @Type(() => Number)
+  @IsInt()
+  @Min(1)
+  @Max(100)
+  count?: number;
+
+  @ApiPropertyOptional({ example: '2027-01-01T00:00:00Z', description: 'default: now' })
+  @IsOptional()
+  @IsISO8601({ strict: true })
+  after?: string;
+}
+
+export class OccurrenceListDto {
+  @ApiProperty({ type: [OccurrenceDto] }) occurrences: OccurrenceDto[];
+}
+
+export class DeviceDeliveryDto {
+  @ApiProperty({ nullable: true, type: String }) installationId: string | null;
+  @ApiProperty() platform: string;
+  @ApiProperty() provider: string;
+  @ApiProperty({ enum: ['sending', 'sent', 'failed', 'invalid_token', 'skipped'] }) status: string;
+  @ApiProperty({ nullable: true, type: String }) error: string | null;
+  @ApiProperty() updatedAt: string;
+}
+
+export class DeliveryDto {
+  @ApiProperty() jobId: string;
+  @ApiProperty() localDate: string;
+  @ApiProperty() dueAt: string;
+  @ApiProperty() version: number;
+  @ApiProperty({ nullable: true, type: String, description: 'the job: queued, running, succeeded, dead, cancelled (null once pruned)' }) status: string | null;
+  @ApiProperty({ nullable: true, type: Number }) attempts: number | null;
+  @ApiProperty({ nullable: true, type: String }) lastError: string | null;
+  @ApiProperty({ type: [DeviceDeliveryDto] }) devices: DeviceDeliveryDto[];
+}
+
+export class DeliveryListDto {
+  @ApiProperty({ type: [DeliveryDto] }) deliveries: DeliveryDto[];
+}

@@ -1,0 +1,72 @@
+import { Body, Controller, Delete, Get, Headers, HttpCode, Param, Patch, Post, Query } from '@nestjs/common';
+import { ApiBearerAuth, ApiHeader, ApiTags } from '@nestjs/swagger';
+import { DomainError } from '@nudge/config';
+import { RemindersService } from '@nudge/reminders';
+import { Auth } from '../auth/auth.decorators.js';
+import type { TokenClaims } from '../auth/jwt.js';
+import { ApiProblems } from '../http/api-problems.decorator.js';
+import {
+  CreateReminderDto,
+  DeliveryListDto,
+  ListRemindersQuery,
+  OccurrenceListDto,
+  OccurrencesQuery,
+  ReminderDto,
+  ReminderPageDto,
+  UpdateReminderDto,
+} from './reminder.dto.js';
+
+const IDEMPOTENCY_KEY = /^[\x21-\x7e]{1,255}$/;
+
+@ApiTags('reminders')
+@ApiBearerAuth()
+@ApiProblems(400, 401, 404, 409)
+@Controller('v1/reminders')
+export class RemindersController {
+  constructor(private readonly reminders: RemindersService) {}
+
+  @Post()
+  @ApiHeader({ name: 'Idempotency-Key', required: false, description: 'same key and body: the first response again; other body: 409' })
+  async create(
+    @Auth() auth: TokenClaims,
+    @Body() body: CreateReminderDto,
+    @Headers('idempotency-key') idempotencyKey?: string,
+  ): Promise<ReminderDto> {
+    if (idempotencyKey !== undefined && !IDEMPOTENCY_KEY.test(idempotencyKey)) {
+      throw DomainError.invalid([{ path: 'Idempotency-Key', message: 'Idempotency-Key must be 1 to 255 printable ASCII characters' }]);
+    }
+    return this.reminders.create(auth.userId, body, idempotencyKey);
+  }
+
+  @Get()
+  async list(@Auth() auth: TokenClaims, @Query() query: ListRemindersQuery): Promise<ReminderPageDto> {
+    return this.reminders.list(auth.userId, query.limit ?? 50, query.cursor);
+  }
+
+  @Get(':id')
+  async get(@Auth() auth: TokenClaims, @Param('id') id: string): Promise<ReminderDto> {
+    return this.reminders.get(auth.userId, id);
+  }
+
+  @Patch(':id')
+  async update(@Auth() auth: TokenClaims, @Param('id') id: string, @Body() body: UpdateReminderDto): Promise<ReminderDto> {
+    return this.reminders.update(auth.userId, id, body);
+  }
+
+  @Delete(':id')
+  @HttpCode(204)
+  async delete(@Auth() auth: TokenClaims, @Param('id') id: string): Promise<void> {
+    await this.reminders.delete(auth.userId, id);
+  }
+
+  @Get(':id/occurrences')
+  async occurrences(@Auth() auth: TokenClaims, @Param('id') id: string, @Query() query: OccurrencesQuery): Promise<OccurrenceListDto> {
+    const after = query.after ? new Date(query.after) : undefined;
+    return { occurrences: await this.reminders.occurrences(auth.userId, id, query.count ?? 10, after) };
+  }
+
+  @Get(':id/deliveries')
+  async deliveries(@Auth() auth: TokenClaims, @Param('id') id: string): Promise<DeliveryListDto> {
+    return { deliveries: await this.reminders.deliveries(auth.userId, id) };
+  }
+}

@@ -1,0 +1,121 @@
+import { queryRows, type QueryExecutor } from './executor.js';
+import { toJob, type JobRow } from './rows.js';
+import { ENQUEUE, ENQUEUE_MANY, JOBS_BY_KEYS } from './sql.js';
+import type { EnqueueResult, EnqueueSpec } from './types.js';
+
+export const DEFAULT_MAX_ATTEMPTS = 10;
+
+export interface EnqueueOptions {
+  /** created_at, and run_at when the spec has none. Default: the system clock. */
+  now?: Date;
+}
+
+interface NormalisedSpec {
+  kind: string;
+  payload: string;
+  idempotencyKey: string | null;
+  runAt: Date;
+  maxAttempts: number;
+  priority: number;
+}
+
+function normalise(spec: EnqueueSpec, now: Date): NormalisedSpec {
+  if (typeof spec.kind !== 'string' || spec.kind.length === 0) throw new TypeError('job kind must be a non-empty string');
+  const maxAttempts = spec.maxAttempts ?? DEFAULT_MAX_ATTEMPTS;
+  if (!Number.isInteger(maxAttempts) || maxAttempts < 1 || maxAttempts > 1000) {
+    throw new RangeError(`maxAttempts must be an integer from 1 to 1000, got ${maxAttempts}`);
+  }
+  const priority = spec.priority ?? 0;
+  if (!Number.isInteger(priority) || Math.abs(priority) > 1_000_000) {
+    throw new RangeError(`priority must be an integer within ±1000000, got ${priority}`);
+  }
+  const runAt = spec.runAt ?? now;
+  if (!(runAt instanceof Date) || Number.isNaN(runAt.getTime())) throw new TypeError('runAt must be a valid Date');
+  const key = spec.idempotencyKey ?? null;
+  if (key !== null && (typeof key !== 'string' || key.length === 0 || key.length > 512)) {
+    throw new RangeError('idempotencyKey must be a string of 1 to 512 characters');
+  }
+  // Always serialised here: pg would turn a JS array into a Postgres array.
+  const payload = JSON.stringify(spec.payload === undefined ? {} : spec.payload);
+  return { kind: spec.kind, payload, idempotencyKey: key, runAt, maxAttempts, priority };
+}
+
+type CreatedRow = JobRow & { created: boolean };
+
+/**
+ * Adds a job, in the executor's transaction when it is one. A spec whose
+ * idempotency key is already held by a job (whatever its status, until that
+ * row is pruned) adds nothing and returns that job with created = false.
+ * Wakes listening workers with one NOTIFY, delivered at commit.
+ */
+export async function enqueue<P = unknown>(
+  executor: QueryExecutor,
+  spec: EnqueueSpec<P>,
+  options: EnqueueOptions = {},
+): Promise<EnqueueResult<P>> {
+  const now = options.now ?? new Date();
+  const s = normalise(spec, now);
+  const rows = await queryRows<CreatedRow>(executor, ENQUEUE, [
+    s.kind, s.payload, s.idempotencyKey, s.runAt, s.maxAttempts, s.priority, now,
+  ]);
+  const row = rows.find((r) => r.created) ?? rows[0];
+  if (row) return { job: toJob<P>(row), created: row.created === true };
+  // A concurrent transaction committed the key after our snapshot was taken.
+  const existing = await queryRows<JobRow>(executor, JOBS_BY_KEYS, [[s.idempotencyKey]]);
+  if (!existing[0]) throw new Error(`enqueue: key ${s.idempotencyKey} conflicted but its job is gone; retry`);
+  return { job: toJob<P>(existing[0]), created: false };
+}
+
+/**
+ * Adds many jobs in ONE statement (and one NOTIFY). Results are in the order
+ * of `specs`; a key repeated within `specs` creates one job, reported as
+ * created for its first occurrence only.
+ */
+export async function enqueueMany<P = unknown>(
+  executor: QueryExecutor,
+  specs: readonly EnqueueSpec<P>[],
+  options: EnqueueOptions = {},
+): Promise<EnqueueResult<P>[]> {
+  if (specs.length === 0) return [];
+  const now = options.now ?? new Date();
+  const normalised = specs.map((spec) => normalise(spec, now));
+  // Built by hand: the payloads are already JSON text, so they are spliced in
+  // rather than parsed and stringified again.
+  const parts = normalised.map(
+    (s, ord) =>
+      `{"ord":${ord},"kind":${JSON.stringify(s.kind)},"payload":${s.payload},` +
+      `"idempotency_key":${JSON.stringify(s.idempotencyKey)},"run_at":"${s.runAt.toISOString()}",` +
+      `"max_attempts":${s.maxAttempts},"priority":${s.priority}}`,
+  );
+  const rows = await queryRows<CreatedRow>(executor, ENQUEUE_MANY, [`[${parts.join(',')}]`, now]);
+
+  const byKey = new Map<string, CreatedRow>();
+  const unkeyed: CreatedRow[] = [];
+  for (const row of rows) {
+    if (row.idempotency_key === null) unkeyed.push(row);
+    else if (row.created || !byKey.has(row.idempotency_key)) byKey.set(row.idempotency_key, row);
+  }
+  // Ids come from the sequence in insertion order, which follows `ord`.
+  unkeyed.sort((a, b) => (BigInt(a.id) < BigInt(b.id) ? -1 : 1));
+
+  const missing = normalised.filter((s) => s.idempotencyKey !== null && !byKey.has(s.idempotencyKey));
+  if (missing.length > 0) {
+    const late = await queryRows<JobRow>(executor, JOBS_BY_KEYS, [missing.map((s) => s.idempotencyKey)]);
+    for (const row of late) byKey.set(row.idempotency_key!, { ...row, created: false });
+  }
+
+  const reported = new Set<string>();
+  let next = 0;
+  return normalised.map((s) => {
+    if (s.idempotencyKey === null) {
+      const row = unkeyed[next++];
+      if (!row) throw new Error('enqueueMany: fewer rows inserted than specs without a key');
+      return { job: toJob<P>(row), created: true };
+    }
+    const row = byKey.get(s.idempotencyKey);
+    if (!row) throw new Error(`enqueueMany: key ${s.idempotencyKey} conflicted but its job is gone; retry`);
+    const created = row.created && !reported.has(s.idempotencyKey);
+    reported.add(s.idempotencyKey);
+    return { job: toJob<P>(row), created };
+  });
+}

@@ -1,0 +1,13 @@
+// The job queue: PostgreSQL only, no other Nudge lib. See ../README.md.
+export * from './backoff.js';
+export * from './enqueue.js';
+export * from './errors.js';
+export * from './executor.js';
+export * from './housekeeping.js';
+export * from './metrics.js';
+export * from './ops.js';
+export * from './queue.module.js';
+export { parseJobId } from './rows.js';
+export { WAKE_CHANNEL } from './sql.js';
+export * from './types.js';
+export * from './worker.js';

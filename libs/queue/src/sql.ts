@@ -1,0 +1,388 @@
+// Every statement the queue runs, in one place, each with why it is shaped so.
+//
+// Conventions:
+// - `now` is always a parameter ($n), taken from the injected clock, never SQL
+//   now(): tests pin it, and every worker agrees with its own timers.
+// - Every transition of a running job is a compare-and-set on
+//   (id, status = 'running', locked_by = worker, attempts = attempt): a worker
+//   whose lease was reaped, or a stale attempt, matches no row and changes
+//   nothing, so a slow worker, the reaper and an operator never overwrite
+//   each other.
+// - Hot-path statements (claim, heartbeat, complete, fail, release) carry a
+//   `name`: pg prepares them once per connection and then only sends values.
+// - Statements used through a caller's executor (enqueue, ops) are plain text:
+//   a TypeORM EntityManager cannot run named statements.
+
+/** The channel NOTIFY wakes idle workers on. The payload is empty on purpose: identical notifies in one transaction collapse into one. */
+export const WAKE_CHANNEL = 'jobs_ready';
+
+export interface NamedStatement {
+  name: string;
+  text: string;
+}
+
+const JOB_COLUMNS = `id, kind, payload, idempotency_key, priority, run_at, attempts, max_attempts, status,
+  last_error, locked_at, locked_until, locked_by, finished_at, created_at, updated_at`;
+
+// Timestamps as epoch milliseconds (float8): a number is much cheaper for the
+// driver than parsing timestamptz text, at tens of thousands of rows a second.
+const CLAIMED_COLUMNS = `j.id, j.kind, j.payload, j.attempts, j.max_attempts, j.idempotency_key,
+  (extract(epoch FROM j.run_at) * 1000)::float8 AS run_at_ms, (extract(epoch FROM j.created_at) * 1000)::float8 AS created_at_ms`;
+
+// Enqueue one job inside the caller's transaction. ON CONFLICT DO NOTHING
+// instead of DO UPDATE: a repeat must not touch the existing job (it may be
+// running). The existing row comes back from the same statement when our
+// snapshot sees it; a row committed concurrently (after our snapshot) is not
+// visible here, and enqueue() reads it with a second statement. The NOTIFY
+// is evaluated once per statement and only if a row was inserted; it is
+// delivered at commit, so a rolled-back enqueue wakes nobody.
+export const ENQUEUE = `
+WITH inserted AS (
+  INSERT INTO jobs (kind, payload, idempotency_key, run_at, max_attempts, priority, created_at, updated_at)
+  VALUES ($1, $2::jsonb, $3, $4, $5, $6, $7, $7)
+  ON CONFLICT (idempotency_key) WHERE idempotency_key IS NOT NULL DO NOTHING
+  RETURNING ${JOB_COLUMNS}
+), wake AS (
+  SELECT pg_notify('${WAKE_CHANNEL}', '') FROM (SELECT 1 FROM inserted LIMIT 1) AS one
+)
+SELECT inserted.*, true AS created FROM inserted WHERE (SELECT count(*) FROM wake) >= 0
+UNION ALL
+SELECT ${JOB_COLUMNS}, false AS created FROM jobs WHERE $3::text IS NOT NULL AND idempotency_key = $3`;
+
+// Many jobs, one statement: the specs travel as one JSON array (no
+// per-row parameters, no 65535-parameter limit), and one NOTIFY covers them
+// all. `ord` keeps insertion (hence id) order equal to the caller's order.
+// The second branch returns the rows that already held a key; our own
+// inserts are invisible to it (same snapshot), so it cannot double-report.
+export const ENQUEUE_MANY = `
+WITH input AS (
+  SELECT * FROM jsonb_to_recordset($1::jsonb)
+    AS x(ord integer, kind text, payload jsonb, idempotency_key text, run_at timestamptz, max_attempts integer, priority integer)
+), inserted AS (
+  INSERT INTO jobs (kind, payload, idempotency_key, run_at, max_attempts, priority, created_at, updated_at)
+  SELECT kind, payload, idempotency_key, run_at, max_attempts, priority, $2, $2 FROM input ORDER BY ord
+  ON CONFLICT (idempotency_key) WHERE idempotency_key IS NOT NULL DO NOTHING
+  RETURNING ${JOB_COLUMNS}
+), wake AS (
+  SELECT pg_notify('${WAKE_CHANNEL}', '') FROM (SELECT 1 FROM inserted LIMIT 1) AS one
+)
+SELECT inserted.*, true AS created FROM inserted WHERE (SELECT count(*) FROM wake) >= 0
+UNION ALL
+SELECT ${JOB_COLUMNS}, false AS created FROM jobs
+WHERE idempotency_key IN (SELECT idempotency_key FROM input WHERE idempotency_key IS NOT NULL)`;
+
+export const JOBS_BY_KEYS = `SELECT ${JOB_COLUMNS} FROM jobs WHERE idempotency_key = ANY($1::text[])`;
+
+// Claim up to $3 runnable jobs. The row lock is taken in the SELECT of a CTE
+// with LIMIT, so exactly the rows it returns are locked and at most $3 are
+// claimed (`UPDATE … WHERE id IN (SELECT … LIMIT n SKIP LOCKED)` may be
+// re-evaluated and claim more). The ORDER BY matches jobs_runnable_idx, whose
+// partial predicate holds only queued rows, so the scan reads ready rows in
+// order and stops at the limit. SKIP LOCKED: concurrent claimers take
+// disjoint rows instead of queueing behind each other. FOR NO KEY UPDATE: the
+// weakest lock that still excludes other claimers. attempts is incremented
+// here, so the attempt number is part of every later compare-and-set.
+// `= ANY (ARRAY(…))` rather than a join: a prepared statement soon runs a
+// generic plan, which guesses LIMIT $3 at 10% of the table and then
+// hash-joins the whole table; an id array always probes the primary key.
+export const CLAIM: NamedStatement = {
+  name: 'queue_claim_v2',
+  text: `
+WITH picked AS (
+  SELECT id FROM jobs
+  WHERE status = 'queued' AND run_at <= $1 AND kind = ANY($2::text[])
+  ORDER BY priority, run_at, id
+  LIMIT $3
+  FOR NO KEY UPDATE SKIP LOCKED
+)
+UPDATE jobs AS j
+SET status = 'running', attempts = j.attempts + 1, locked_at = $1, locked_until = $4, locked_by = $5, updated_at = $1
+WHERE j.id = ANY (ARRAY(SELECT id FROM picked))
+RETURNING ${CLAIMED_COLUMNS}`,
+};
+
+// The rows of a batch that this worker still holds, as (id, attempt) pairs
+// in two parallel arrays. Each pair is looked up through the primary key in
+// a LATERAL subquery, so the cost follows the batch, not the number of
+// running jobs: a plain join lets the planner (which, from statistics taken
+// at a quiet moment, believes almost nothing is running) walk the whole
+// jobs_running_idx once per batch row, which is what a generic plan of a
+// prepared statement did (O(batch × running)). The row locks are taken here,
+// in array order.
+function heldRows(lock: string, worker = '$4'): string {
+  return `
+  SELECT t.id FROM unnest($1::bigint[], $2::integer[]) AS held(id, attempt)
+  CROSS JOIN LATERAL (
+    SELECT id FROM jobs
+    WHERE id = held.id AND status = 'running' AND locked_by = ${worker} AND attempts = held.attempt
+    ${lock}
+  ) AS t`;
+}
+
+// Completions of one flush in one statement. Returns the ids whose
+// compare-and-set held; an id missing from the result was lost (reaped,
+// retried) and is left to its new holder. locked_by and locked_at stay as the
+// record of who ran the successful attempt and when (the success is not
+// written to job_runs: one write per job on this path). The UPDATE reaches
+// the rows through `id = ANY (ARRAY(…))`: primary-key probes whatever the plan.
+export const COMPLETE_MANY: NamedStatement = {
+  name: 'queue_complete_many_v2',
+  text: `
+WITH mine AS (${heldRows('FOR NO KEY UPDATE')}
+)
+UPDATE jobs
+SET status = 'succeeded', finished_at = $3, locked_until = NULL, updated_at = $3
+WHERE id = ANY (ARRAY(SELECT id FROM mine))
+RETURNING id`,
+};
+
+// completeWith(): the same compare-and-set for one job, run first inside the
+// handler's transaction so that the row stays locked (and the reaper, which
+// skips locked rows, keeps off it) until the handler's writes commit.
+export const COMPLETE_ONE: NamedStatement = {
+  name: 'queue_complete_one_v1',
+  text: `
+UPDATE jobs
+SET status = 'succeeded', finished_at = $4, locked_until = NULL, updated_at = $4
+WHERE id = $1 AND status = 'running' AND locked_by = $2 AND attempts = $3
+RETURNING id`,
+};
+
+// Heartbeat: push the lease of every job this worker holds. Touches only
+// locked_until, which no index contains, so the update is HOT (no index
+// writes). SKIP LOCKED: a row locked right now is being completed or failed
+// by this worker (or taken by the reaper), and waiting on it could deadlock
+// against a completion that locks the same rows in another order. Ids missing
+// from the result are checked with LEASE_CHECK before being declared lost.
+export const EXTEND_LEASES: NamedStatement = {
+  name: 'queue_extend_leases_v2',
+  text: `
+WITH mine AS (${heldRows('FOR NO KEY UPDATE SKIP LOCKED')}
+)
+UPDATE jobs
+SET locked_until = $3
+WHERE id = ANY (ARRAY(SELECT id FROM mine))
+RETURNING id`,
+};
+
+// Which of these jobs are still this worker's, without locking (the ones the
+// heartbeat skipped because a lock was held on them).
+export const LEASE_CHECK: NamedStatement = {
+  name: 'queue_lease_check_v2',
+  text: heldRows('', '$3'),
+};
+
+// A failed attempt that will be retried at $5 (backoff or Retry-After), or an
+// attempt interrupted by shutdown ($8 = 'interrupted', $5 = now). The job row
+// and its history row change in one statement, so history never disagrees
+// with the row.
+export const RETRY: NamedStatement = {
+  name: 'queue_retry_v1',
+  text: `
+WITH updated AS (
+  UPDATE jobs
+  SET status = 'queued', run_at = $5, last_error = $6, locked_at = NULL, locked_until = NULL, locked_by = NULL, updated_at = $4
+  WHERE id = $1 AND status = 'running' AND locked_by = $2 AND attempts = $3
+  RETURNING id, kind, attempts
+)
+INSERT INTO job_runs (job_id, kind, attempt, worker, started_at, finished_at, outcome, error, next_run_at)
+SELECT id, kind, attempts, $2, $7, $4, $8, $6, $5 FROM updated
+RETURNING job_id`,
+};
+
+// Out of attempts, or a permanent error: dead, with its error, until an
+// operator retries it or it is pruned. locked_by/locked_at are kept.
+export const BURY: NamedStatement = {
+  name: 'queue_bury_v1',
+  text: `
+WITH updated AS (
+  UPDATE jobs
+  SET status = 'dead', last_error = $5, locked_until = NULL, finished_at = $4, updated_at = $4
+  WHERE id = $1 AND status = 'running' AND locked_by = $2 AND attempts = $3
+  RETURNING id, kind, attempts
+)
+INSERT INTO job_runs (job_id, kind, attempt, worker, started_at, finished_at, outcome, error)
+SELECT id, kind, attempts, $2, $6, $4, 'dead', $5 FROM updated
+RETURNING job_id`,
+};
+
+// Snooze: back to queued at $5 and the attempt given back (attempts - 1), so
+// quiet hours never push a job towards dead. Recorded in the history.
+export const SNOOZE: NamedStatement = {
+  name: 'queue_snooze_v1',
+  text: `
+WITH updated AS (
+  UPDATE jobs
+  SET status = 'queued', run_at = $5, attempts = attempts - 1,
+      locked_at = NULL, locked_until = NULL, locked_by = NULL, updated_at = $4
+  WHERE id = $1 AND status = 'running' AND locked_by = $2 AND attempts = $3
+  RETURNING id, kind
+)
+INSERT INTO job_runs (job_id, kind, attempt, worker, started_at, finished_at, outcome, error, next_run_at)
+SELECT id, kind, $3, $2, $7, $4, 'snoozed', $6, $5 FROM updated
+RETURNING job_id`,
+};
+
+// Shutdown: jobs claimed but never started go back as they were (attempt not
+// consumed, run_at unchanged so they keep their place in line). Nothing ran,
+// so nothing goes to the history.
+export const RELEASE_MANY: NamedStatement = {
+  name: 'queue_release_many_v2',
+  text: `
+WITH mine AS (${heldRows('FOR NO KEY UPDATE')}
+)
+UPDATE jobs
+SET status = 'queued', attempts = attempts - 1, locked_at = NULL, locked_until = NULL, locked_by = NULL, updated_at = $3
+WHERE id = ANY (ARRAY(SELECT id FROM mine))
+RETURNING id`,
+};
+
+// The reaper: running jobs whose lease ran out go back to queued (ready at
+// once), or to dead when that was their last attempt. Batched ($2) so one run
+// never holds many row locks; SKIP LOCKED so it never waits behind a worker
+// that is completing the very job (completeWith holds the row lock); the
+// UPDATE re-checks the lease so a heartbeat that landed in between wins.
+export const REAP: NamedStatement = {
+  name: 'queue_reap_v1',
+  text: `
+WITH expired AS (
+  SELECT id, locked_by, locked_at FROM jobs
+  WHERE status = 'running' AND locked_until < $1
+  ORDER BY id
+  LIMIT $2
+  FOR NO KEY UPDATE SKIP LOCKED
+), updated AS (
+  UPDATE jobs AS j
+  SET status = CASE WHEN j.attempts >= j.max_attempts THEN 'dead' ELSE 'queued' END,
+      run_at = CASE WHEN j.attempts >= j.max_attempts THEN j.run_at ELSE $1 END,
+      last_error = 'lease expired: worker ' || coalesce(expired.locked_by, '?') || ' stopped renewing it',
+      locked_at = CASE WHEN j.attempts >= j.max_attempts THEN j.locked_at END,
+      locked_by = CASE WHEN j.attempts >= j.max_attempts THEN j.locked_by END,
+      locked_until = NULL,
+      finished_at = CASE WHEN j.attempts >= j.max_attempts THEN $1::timestamptz END,
+      updated_at = $1
+  FROM expired
+  WHERE j.id = expired.id AND j.status = 'running' AND j.locked_until < $1
+  RETURNING j.id, j.kind, j.attempts, j.status, j.idempotency_key, expired.locked_by AS worker, expired.locked_at AS started_at
+), history AS (
+  INSERT INTO job_runs (job_id, kind, attempt, worker, started_at, finished_at, outcome, error, next_run_at)
+  SELECT id, kind, attempts, worker, started_at, $1, 'lease_expired', 'lease expired',
+         CASE WHEN status = 'queued' THEN $1::timestamptz END
+  FROM updated
+)
+SELECT id, kind, attempts, status, idempotency_key, worker FROM updated`,
+};
+
+// Pruning: finished jobs older than the cutoff, a small batch per statement
+// (each its own short transaction), oldest first through jobs_finished_idx.
+// Their history goes in the same statement. SKIP LOCKED: never wait behind an
+// operator's retry of the same row.
+export const PRUNE: NamedStatement = {
+  name: 'queue_prune_v1',
+  text: `
+WITH doomed AS (
+  SELECT id FROM jobs
+  WHERE status IN ('succeeded', 'dead', 'cancelled') AND finished_at < $1
+  ORDER BY finished_at
+  LIMIT $2
+  FOR UPDATE SKIP LOCKED
+), gone AS (
+  DELETE FROM jobs WHERE id = ANY (ARRAY(SELECT id FROM doomed)) RETURNING id
+), history AS (
+  DELETE FROM job_runs AS r USING gone WHERE r.job_id = gone.id
+)
+SELECT count(*)::integer AS deleted FROM gone`,
+};
+
+// The gauges, at scrape time, in one round trip. Each branch reads one
+// partial index (ready: jobs_runnable_idx bounded by run_at <= now; running:
+// jobs_running_idx; dead: jobs_dead_idx), so the cost follows the number of
+// ready, running and dead jobs, not the size of the table (finished and
+// scheduled rows are never visited).
+export const GAUGES = `
+SELECT kind, count(*)::integer AS ready, min(run_at) AS oldest_ready, 0 AS running, 0 AS stuck, 0 AS dead
+FROM jobs WHERE status = 'queued' AND run_at <= $1 GROUP BY kind
+UNION ALL
+SELECT kind, 0, NULL, count(*)::integer, (count(*) FILTER (WHERE locked_until < $1))::integer, 0
+FROM jobs WHERE status = 'running' GROUP BY kind
+UNION ALL
+SELECT kind, 0, NULL, 0, 0, count(*)::integer
+FROM jobs WHERE status = 'dead' GROUP BY kind`;
+
+// Not on any scrape: the ops page. Scheduled (queued, run_at > now) walks the
+// future part of jobs_runnable_idx, which is as large as the number of
+// scheduled reminders; acceptable for an operator's click, not for /metrics.
+export const SCHEDULED_BY_KIND = `
+SELECT kind, count(*)::integer AS scheduled FROM jobs WHERE status = 'queued' AND run_at > $1 GROUP BY kind`;
+
+// Last hour: successes from jobs_finished_idx (a success is only on the job
+// row), failed attempts from job_runs_finished_idx.
+export const SUCCEEDED_SINCE = `
+SELECT kind, count(*)::integer AS succeeded FROM jobs
+WHERE status = 'succeeded' AND finished_at >= $1 GROUP BY kind`;
+
+export const FAILED_SINCE = `
+SELECT kind, count(*)::integer AS failed FROM job_runs
+WHERE finished_at >= $1 AND outcome IN ('failed', 'dead', 'lease_expired') GROUP BY kind`;
+
+// Newest first by id (the primary key walked backwards); the cursor is the
+// last id seen. Status and kind are optional filters; ops traffic only.
+export const LIST_JOBS = `
+SELECT ${JOB_COLUMNS} FROM jobs
+WHERE ($1::text IS NULL OR status = $1) AND ($2::text IS NULL OR kind = $2) AND ($3::bigint IS NULL OR id < $3)
+ORDER BY id DESC
+LIMIT $4`;
+
+export const GET_JOB = `SELECT ${JOB_COLUMNS} FROM jobs WHERE id = $1`;
+
+export const JOB_RUNS = `
+SELECT attempt, worker, started_at, finished_at, outcome, error, next_run_at
+FROM job_runs WHERE job_id = $1 ORDER BY id`;
+
+export const JOB_RUNS_MANY = `
+SELECT job_id, attempt, worker, started_at, finished_at, outcome, error, next_run_at
+FROM job_runs WHERE job_id = ANY($1::bigint[]) ORDER BY job_id, id`;
+
+// Operator retry: only a dead or cancelled job, attempts reset, ready now.
+// The status read beside it tells "not found" from "not retryable" in the
+// same round trip (it sees the row as before the update).
+export const RETRY_JOB = `
+WITH updated AS (
+  UPDATE jobs
+  SET status = 'queued', attempts = 0, run_at = $2, locked_at = NULL, locked_until = NULL, locked_by = NULL,
+      finished_at = NULL, updated_at = $2
+  WHERE id = $1 AND status IN ('dead', 'cancelled')
+  RETURNING id
+), wake AS (
+  SELECT pg_notify('${WAKE_CHANNEL}', '') FROM (SELECT 1 FROM updated LIMIT 1) AS one
+)
+SELECT (SELECT count(*) FROM updated)::integer AS changed, (SELECT count(*) FROM wake)::integer AS woken,
+       (SELECT status FROM jobs WHERE id = $1) AS status`;
+
+// Cancel: only a queued job. A running job is not cancelled (its handler may
+// already have sent the push); the caller gets 'conflict'.
+export const CANCEL_JOB = `
+WITH updated AS (
+  UPDATE jobs
+  SET status = 'cancelled', finished_at = $2, updated_at = $2
+  WHERE id = $1 AND status = 'queued'
+  RETURNING id
+)
+SELECT (SELECT count(*) FROM updated)::integer AS changed, (SELECT status FROM jobs WHERE id = $1) AS status`;
+
+export const CANCEL_QUEUED_BY_KEY = `
+UPDATE jobs SET status = 'cancelled', finished_at = $2, updated_at = $2
+WHERE idempotency_key = $1 AND status = 'queued'
+RETURNING id`;
+
+// Prefix match on jobs_idempotency_key_key (text_pattern_ops makes LIKE
+// 'prefix%' an index range); the prefix's own % and _ are escaped by the caller.
+export const CANCEL_QUEUED_BY_KEY_PREFIX = `
+UPDATE jobs SET status = 'cancelled', finished_at = $2, updated_at = $2
+WHERE idempotency_key LIKE $1 AND status = 'queued'
+RETURNING id`;
+
+export const CANCEL_QUEUED_BY_IDS = `
+UPDATE jobs SET status = 'cancelled', finished_at = $2, updated_at = $2
+WHERE id = ANY($1::bigint[]) AND status = 'queued'
+RETURNING id`;

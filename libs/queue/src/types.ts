@@ -1,0 +1,113 @@
+import type pg from 'pg';
+
+export type JobStatus = 'queued' | 'running' | 'succeeded' | 'dead' | 'cancelled';
+export const JOB_STATUSES: readonly JobStatus[] = ['queued', 'running', 'succeeded', 'dead', 'cancelled'];
+
+/** Where "now" comes from. SQL receives it as a parameter so tests can pin it. */
+export interface QueueClock {
+  now(): Date;
+}
+
+/** A uniform random number in [0, 1): the jitter of retry delays. */
+export type RandomSource = () => number;
+
+/** The subset of pino the queue writes through: `logger.info(fields, message)`. */
+export interface QueueLogger {
+  info(obj: object, msg?: string): void;
+  warn(obj: object, msg?: string): void;
+  error(obj: object, msg?: string): void;
+  debug(obj: object, msg?: string): void;
+  isLevelEnabled?(level: string): boolean;
+}
+
+export const systemClock: QueueClock = { now: () => new Date() };
+
+export const silentLogger: QueueLogger = {
+  info: () => undefined,
+  warn: () => undefined,
+  error: () => undefined,
+  debug: () => undefined,
+  isLevelEnabled: () => false,
+};
+
+export interface EnqueueSpec<P = unknown> {
+  kind: string;
+  payload?: P;
+  /** Default: now (the database's clock is not consulted; pass the caller's). */
+  runAt?: Date;
+  /**
+   * At most one job with this key exists at a time: a second enqueue returns
+   * the first job (created = false) for as long as that row exists, i.e. until
+   * it is pruned after the retention period, whatever its status.
+   */
+  idempotencyKey?: string | null;
+  /** Attempts before the job is dead. Default 10. */
+  maxAttempts?: number;
+  /** Lower runs first. Default 0. */
+  priority?: number;
+}
+
+/** A job row as the ops API and enqueue return it. Ids are strings (bigint). */
+export interface Job<P = unknown> {
+  id: string;
+  kind: string;
+  payload: P;
+  idempotencyKey: string | null;
+  priority: number;
+  runAt: Date;
+  attempts: number;
+  maxAttempts: number;
+  status: JobStatus;
+  lastError: string | null;
+  lockedAt: Date | null;
+  lockedUntil: Date | null;
+  lockedBy: string | null;
+  finishedAt: Date | null;
+  createdAt: Date;
+  updatedAt: Date;
+}
+
+export interface EnqueueResult<P = unknown> {
+  job: Job<P>;
+  created: boolean;
+}
+
+/** What a handler receives: the job as claimed for this attempt. */
+export interface ClaimedJob<P = any> {
+  id: string;
+  kind: string;
+  payload: P;
+  /** This attempt's number, from 1. */
+  attempts: number;
+  maxAttempts: number;
+  idempotencyKey: string | null;
+  runAt: Date;
+  createdAt: Date;
+}
+
+export interface JobContext {
+  /** Aborted when this worker loses the job's lease, or at the shutdown deadline. */
+  readonly signal: AbortSignal;
+  readonly workerId: string;
+  /**
+   * Runs `fn` in a transaction that also marks the job succeeded (compare-and-set
+   * on this worker's lease). If the lease is gone, nothing commits and this
+   * rejects with LeaseLostError. After it resolves the job is done: the
+   * handler's later return or throw changes nothing.
+   */
+  completeWith(fn: (tx: pg.PoolClient) => Promise<void>): Promise<void>;
+}
+
+export type JobHandler<P = any> = (job: ClaimedJob<P>, ctx: JobContext) => Promise<void>;
+
+export type JobRunOutcome = 'succeeded' | 'failed' | 'dead' | 'snoozed' | 'lease_expired' | 'interrupted';
+
+export interface JobRun {
+  attempt: number;
+  worker: string | null;
+  startedAt: Date | null;
+  finishedAt: Date;
+  outcome: JobRunOutcome;
+  error: string | null;
+  nextRunAt: Date | null;
+}

@@ -1,0 +1,902 @@
+import { randomBytes } from 'node:crypto';
+import { hostname } from 'node:os';
+import { performance } from 'node:perf_hooks';
+import pg from 'pg';
+import { backoffSeconds } from './backoff.js';
+import {
+  errorClass,
+  errorText,
+  LeaseLostError,
+  PermanentJobError,
+  ShutdownError,
+  SnoozeJob,
+  TransientJobError,
+} from './errors.js';
+import {
+  nextPeriodStart,
+  PRUNE_KIND,
+  pruneFinishedJobs,
+  REAP_KIND,
+  reapExpiredJobs,
+  scheduleRecurringJobs,
+  validateRecurring,
+  type RecurringJob,
+} from './housekeeping.js';
+import type { QueueMetrics } from './metrics.js';
+import * as SQL from './sql.js';
+import {
+  silentLogger,
+  systemClock,
+  type ClaimedJob,
+  type JobContext,
+  type JobHandler,
+  type QueueClock,
+  type QueueLogger,
+  type RandomSource,
+} from './types.js';
+
+export interface HousekeepingOptions {
+  /** How often the reaper job runs. Default: a third of the lease, at least 5 s. */
+  reapEverySeconds?: number;
+  /** How often the prune job runs. Default 3600. */
+  pruneEverySeconds?: number;
+  /** Finished jobs older than this are deleted. Default 14. */
+  retentionDays?: number;
+}
+
+export interface WorkerOptions {
+  /** Where to connect; the worker then owns a small pool of its own (poolSize). */
+  connectionString?: string;
+  /** Or a pool to use (not ended by stop()). Keep it for the queue: the hot path should not wait behind other queries. */
+  pool?: pg.Pool;
+  /** Connections of the worker's own pool. Default 4 (claim, flushes, heartbeat, failures). */
+  poolSize?: number;
+  /** Written to locked_by and the history. Default host:pid:random. */
+  workerId?: string;
+  handlers?: Record<string, JobHandler>;
+  /** Handlers running at once. Default 100. No-op benchmarks want thousands; I/O-bound handlers tens to hundreds. */
+  concurrency?: number;
+  /** Jobs claimed per round trip, and completions per flush. Default 200. The local buffer holds up to one batch beyond `concurrency`. */
+  batchSize?: number;
+  /** A partial batch of completions waits at most this long. Default 10 ms. */
+  flushIntervalMs?: number;
+  /** Claim attempts while idle when no NOTIFY arrives (also picks up jobs that became due). Default 1000 ms. */
+  pollIntervalMs?: number;
+  /** A claimed job is this worker's for this long, renewed by heartbeats. Default 60 s. */
+  leaseSeconds?: number;
+  /** Default: a third of the lease. */
+  heartbeatIntervalMs?: number;
+  /**
+   * Whether the worker's own connections (not a pool passed in) wait for each
+   * claim, completion and failure to reach disk. Default false: after a
+   * PostgreSQL crash the last fraction of a second of those writes may be
+   * gone, which can only make a job run again (a claim undone puts it back in
+   * the queue, a completion undone lets its lease expire) — the queue's
+   * at-least-once promise, never a lost job. Enqueues happen in the caller's
+   * transaction and completeWith transactions are always synchronous, so no
+   * job and no handler write is lost. Waiting for the disk on every batch
+   * costs about half the throughput on ordinary disks.
+   */
+  synchronousCommit?: boolean;
+  /** LISTEN for enqueue notifications. Default true. */
+  listen?: boolean;
+  /** Reaper and pruning as recurring jobs run by this worker; false to leave them to others. Default on. */
+  housekeeping?: HousekeepingOptions | false;
+  /** Further recurring jobs this worker schedules (it must handle their kinds, or another worker must). */
+  recurring?: RecurringJob[];
+  /** Retry delays: base and cap of the exponential backoff, seconds. Defaults 30 and 21600. */
+  backoff?: { baseSeconds?: number; capSeconds?: number };
+  clock?: QueueClock;
+  random?: RandomSource;
+  logger?: QueueLogger;
+  metrics?: QueueMetrics;
+}
+
+type State =
+  | 'buffered' // claimed, waiting in the local buffer
+  | 'running' // handler in progress
+  | 'completing' // handler done, waiting for the next flush
+  | 'flushing' // in a completion statement
+  | 'finishing' // a failure/snooze/completeWith statement is in flight
+  | 'done'; // released, finished or lost: no longer ours
+
+interface ClaimRow {
+  id: string;
+  kind: string;
+  payload: unknown;
+  attempts: number;
+  max_attempts: number;
+  idempotency_key: string | null;
+  run_at_ms: number;
+  created_at_ms: number;
+}
+
+// One claimed job: its handler context too, so a job costs one object here.
+class ActiveJob implements JobContext {
+  state: State = 'buffered';
+  startedAt: Date | null = null;
+  t0 = 0;
+  completedWith = false;
+  /** A completeWith in progress, awaited by onHandlerDone if the handler returns without waiting for it. */
+  withPromise: Promise<void> | null = null;
+  abortReason: Error | null = null;
+  private controller: AbortController | null = null;
+
+  constructor(
+    readonly worker: Worker,
+    readonly job: ClaimedJob,
+  ) {}
+
+  get workerId(): string {
+    return this.worker.workerId;
+  }
+
+  // Created on first use: most handlers never look, and an AbortController
+  // per job is measurable at tens of thousands of jobs a second.
+  get signal(): AbortSignal {
+    if (!this.controller) {
+      this.controller = new AbortController();
+      if (this.abortReason) this.controller.abort(this.abortReason);
+    }
+    return this.controller.signal;
+  }
+
+  abort(reason: Error): void {
+    if (this.abortReason) return;
+    this.abortReason = reason;
+    this.controller?.abort(reason);
+  }
+
+  completeWith(fn: (tx: pg.PoolClient) => Promise<void>): Promise<void> {
+    return this.worker.completeWithin(this, fn);
+  }
+}
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}
+
+/**
+ * Claims jobs of the kinds it has handlers for and runs them. Plain class:
+ * usable from a script (`new Worker({...}).start()`), wrapped by QueueModule
+ * in Nest.
+ */
+export class Worker {
+  readonly workerId: string;
+  readonly pool: pg.Pool;
+  private readonly ownsPool: boolean;
+  private readonly handlers = new Map<string, JobHandler>();
+  private kinds: string[] = [];
+  private readonly recurring: RecurringJob[] = [];
+
+  private readonly concurrency: number;
+  private readonly batchSize: number;
+  private readonly flushIntervalMs: number;
+  private readonly pollIntervalMs: number;
+  private readonly leaseMs: number;
+  private readonly heartbeatIntervalMs: number;
+  private readonly listen: boolean;
+  private readonly housekeeping: Required<HousekeepingOptions> | null;
+  private readonly backoffBase: number;
+  private readonly backoffCap: number;
+  private readonly clock: QueueClock;
+  private readonly random: RandomSource;
+  private readonly logger: QueueLogger;
+  private readonly metrics: QueueMetrics | undefined;
+  private readonly debug: boolean;
+
+  private readonly held = new Map<string, ActiveJob>();
+  private buffer: ActiveJob[] = [];
+  private bufferHead = 0;
+  private running = 0;
+  private pendingComplete: ActiveJob[] = [];
+  private flushTimer: NodeJS.Timeout | null = null;
+  private readonly writes = new Set<Promise<void>>();
+
+  private started = false;
+  private stopping = false;
+  private stopPromise: Promise<void> | null = null;
+  private claimLoopDone: Promise<void> | null = null;
+  private wakeWork: (() => void) | null = null;
+  private workPending = false;
+  private wakeCapacity: (() => void) | null = null;
+  private idleWaiters: (() => void)[] = [];
+  private runningWaiters: (() => void)[] = [];
+  private heartbeatTimer: NodeJS.Timeout | null = null;
+  private heartbeatInFlight = false;
+  private recurringTimer: NodeJS.Timeout | null = null;
+  private listener: pg.Client | null = null;
+  private listenerRetry: NodeJS.Timeout | null = null;
+
+  constructor(options: WorkerOptions) {
+    if (options.pool) {
+      this.pool = options.pool;
+      this.ownsPool = false;
+    } else if (options.connectionString) {
+      this.pool = new pg.Pool({
+        connectionString: options.connectionString,
+        max: options.poolSize ?? 4,
+        application_name: 'queue-worker',
+        // See WorkerOptions.synchronousCommit.
+        ...(options.synchronousCommit === true ? {} : { options: '-c synchronous_commit=off' }),
+      });
+      this.ownsPool = true;
+    } else {
+      throw new TypeError('Worker needs a connectionString or a pool');
+    }
+    this.workerId = options.workerId ?? `${hostname()}:${process.pid}:${randomBytes(3).toString('hex')}`;
+    this.concurrency = positiveInt('concurrency', options.concurrency ?? 100);
+    this.batchSize = positiveInt('batchSize', options.batchSize ?? 200);
+    this.flushIntervalMs = Math.max(0, options.flushIntervalMs ?? 10);
+    this.pollIntervalMs = positiveInt('pollIntervalMs', options.pollIntervalMs ?? 1000);
+    const leaseSeconds = options.leaseSeconds ?? 60;
+    if (!(leaseSeconds > 0)) throw new RangeError('leaseSeconds must be positive');
+    this.leaseMs = leaseSeconds * 1000;
+    this.heartbeatIntervalMs = options.heartbeatIntervalMs ?? Math.max(100, Math.floor(this.leaseMs / 3));
+    this.listen = options.listen ?? true;
+    this.backoffBase = options.backoff?.baseSeconds ?? 30;
+    this.backoffCap = options.backoff?.capSeconds ?? 6 * 60 * 60;
+    this.clock = options.clock ?? systemClock;
+    this.random = options.random ?? Math.random;
+    this.logger = options.logger ?? silentLogger;
+    this.metrics = options.metrics;
+    this.debug = this.logger.isLevelEnabled ? this.logger.isLevelEnabled('debug') : true;
+    if (this.ownsPool) {
+      this.pool.on('error', (err) => this.logger.warn({ err, workerId: this.workerId }, 'queue pool: idle client error'));
+    }
+
+    for (const [kind, handler] of Object.entries(options.handlers ?? {})) this.register(kind, handler);
+    if (options.housekeeping !== false) {
+      const h = options.housekeeping ?? {};
+      this.housekeeping = {
+        reapEverySeconds: h.reapEverySeconds ?? Math.max(5, Math.round(leaseSeconds / 3)),
+        pruneEverySeconds: h.pruneEverySeconds ?? 3600,
+        retentionDays: h.retentionDays ?? 14,
+      };
+      this.register(REAP_KIND, (_job, ctx) => this.runReaper(ctx));
+      this.register(PRUNE_KIND, (_job, ctx) => this.runPrune(ctx));
+      this.addRecurring({ kind: REAP_KIND, everySeconds: this.housekeeping.reapEverySeconds, priority: -10, maxAttempts: 1 });
+      this.addRecurring({ kind: PRUNE_KIND, everySeconds: this.housekeeping.pruneEverySeconds, maxAttempts: 3 });
+    } else {
+      this.housekeeping = null;
+    }
+    for (const job of options.recurring ?? []) this.addRecurring(job);
+  }
+
+  /** Handles jobs of `kind`. May be called after start(): the next claim includes it. */
+  register(kind: string, handler: JobHandler): this {
+    if (typeof kind !== 'string' || kind.length === 0) throw new TypeError('job kind must be a non-empty string');
+    this.handlers.set(kind, handler);
+    this.kinds = [...this.handlers.keys()];
+    return this;
+  }
+
+  /** Schedules one job of `job.kind` per period from this worker (and any other that declares the same). */
+  addRecurring(job: RecurringJob): this {
+    validateRecurring(job);
+    const i = this.recurring.findIndex((r) => r.kind === job.kind);
+    if (i >= 0) this.recurring[i] = job;
+    else this.recurring.push(job);
+    if (this.started && !this.stopping) void this.tickRecurring();
+    return this;
+  }
+
+  /** Jobs this worker holds: claimed and not yet finished (buffered, running or being completed). */
+  get heldCount(): number {
+    return this.held.size;
+  }
+
+  /** Starts claiming, heartbeats, LISTEN and the recurring schedule. Resolves once listening. */
+  async start(): Promise<void> {
+    if (this.started) throw new Error('worker already started');
+    if (this.stopping) throw new Error('worker was stopped');
+    this.started = true;
+    if (this.listen) await this.connectListener();
+    this.heartbeatTimer = setInterval(() => void this.extendLeases(), this.heartbeatIntervalMs);
+    this.heartbeatTimer.unref?.();
+    void this.tickRecurring();
+    this.claimLoopDone = this.claimLoop();
+    this.logger.info(
+      { workerId: this.workerId, kinds: this.kinds, concurrency: this.concurrency, batchSize: this.batchSize },
+      'queue worker started',
+    );
+  }
+
+  /**
+   * Claims one batch (up to `limit`), runs it and waits until every job is
+   * finished and written. For tests and scripts that drive the worker step by
+   * step; not to be mixed with start().
+   */
+  async runOnce(limit = this.batchSize): Promise<number> {
+    if (this.started) throw new Error('runOnce() is for a worker that was not start()ed');
+    const claimed = await this.claim(limit);
+    await this.idle();
+    return claimed;
+  }
+
+  /** Resolves when this worker holds no job. */
+  idle(): Promise<void> {
+    if (this.held.size === 0 && this.running === 0) return Promise.resolve();
+    return new Promise((resolve) => this.idleWaiters.push(resolve));
+  }
+
+  /**
+   * Stops claiming, gives back the jobs claimed but not started (attempt not
+   * consumed), lets running handlers finish until `deadlineMs`, then aborts
+   * their signals; a handler still running after a short grace has its job
+   * put back as interrupted (attempt consumed, due at once). Then writes
+   * every pending completion and closes the worker's connections.
+   */
+  stop(options: { deadlineMs?: number } = {}): Promise<void> {
+    this.stopPromise ??= this.shutdown(options.deadlineMs ?? 30_000);
+    return this.stopPromise;
+  }
+
+  private async shutdown(deadlineMs: number): Promise<void> {
+    const deadline = Date.now() + deadlineMs;
+    this.stopping = true;
+    this.wakeWork?.();
+    this.wakeCapacity?.();
+    if (this.recurringTimer) clearTimeout(this.recurringTimer);
+    if (this.listenerRetry) clearTimeout(this.listenerRetry);
+    await this.closeListener();
+    await this.claimLoopDone?.catch(() => undefined);
+
+    await this.releaseUnstarted();
+
+    if (this.running > 0) {
+      await Promise.race([this.allHandlersSettled(), sleep(Math.max(0, deadline - Date.now()))]);
+    }
+    if (this.running > 0) {
+      const reason = new ShutdownError(`worker ${this.workerId} is stopping and its deadline passed`);
+      for (const active of this.held.values()) if (active.state === 'running') active.abort(reason);
+      // A handler that honours its signal gets a moment to wind down.
+      await Promise.race([this.allHandlersSettled(), sleep(Math.min(1000, Math.max(100, deadlineMs / 10)))]);
+      for (const active of [...this.held.values()]) {
+        if (active.state === 'running' && !active.withPromise) {
+          this.running--;
+          this.track(this.interrupt(active, reason));
+        }
+      }
+    }
+    this.flushNow();
+    while (this.writes.size > 0) await Promise.allSettled([...this.writes]);
+    if (this.heartbeatTimer) clearInterval(this.heartbeatTimer);
+    if (this.flushTimer) clearTimeout(this.flushTimer);
+    if (this.ownsPool) await this.pool.end().catch(() => undefined);
+    this.logger.info({ workerId: this.workerId }, 'queue worker stopped');
+  }
+
+  private allHandlersSettled(): Promise<void> {
+    if (this.running === 0) return Promise.resolve();
+    return new Promise((resolve) => this.runningWaiters.push(resolve));
+  }
+
+  // ---- claiming ----------------------------------------------------------
+
+  private async claimLoop(): Promise<void> {
+    let failures = 0;
+    while (!this.stopping) {
+      // The buffer holds at most one batch beyond what the handlers run; claim
+      // again once half a batch of room is free, so the next batch arrives
+      // while the current one is still running.
+      const room = this.concurrency + this.batchSize - this.held.size;
+      if (room < Math.max(1, Math.floor(this.batchSize / 2)) && this.held.size > 0) {
+        await new Promise<void>((resolve) => (this.wakeCapacity = resolve));
+        this.wakeCapacity = null;
+        continue;
+      }
+      const asked = Math.min(this.batchSize, room);
+      this.workPending = false;
+      let got: number;
+      try {
+        got = await this.claim(asked);
+        failures = 0;
+      } catch (err) {
+        failures++;
+        this.logger.error({ err, workerId: this.workerId }, 'queue claim failed');
+        await this.waitForWork(Math.min(30_000, this.pollIntervalMs * 2 ** Math.min(failures, 5)));
+        continue;
+      }
+      if (got < asked) await this.waitForWork(this.pollIntervalMs);
+    }
+  }
+
+  private waitForWork(ms: number): Promise<void> {
+    if (this.workPending || this.stopping) {
+      this.workPending = false;
+      return Promise.resolve();
+    }
+    return new Promise<void>((resolve) => {
+      const timer = setTimeout(done, ms);
+      const self = this;
+      function done() {
+        clearTimeout(timer);
+        self.wakeWork = null;
+        resolve();
+      }
+      this.wakeWork = done;
+    });
+  }
+
+  /** A NOTIFY (or anything else saying new work exists). */
+  private onWork(): void {
+    if (this.wakeWork) this.wakeWork();
+    else this.workPending = true;
+  }
+
+  private async claim(limit: number): Promise<number> {
+    if (limit <= 0 || this.kinds.length === 0) return 0;
+    const now = this.clock.now();
+    const lockedUntil = new Date(now.getTime() + this.leaseMs);
+    const result = await this.pool.query<ClaimRow>({
+      name: SQL.CLAIM.name,
+      text: SQL.CLAIM.text,
+      values: [now, this.kinds, limit, lockedUntil, this.workerId],
+    });
+    const rows = result.rows;
+    for (const row of rows) {
+      const active = new ActiveJob(this, {
+        id: row.id,
+        kind: row.kind,
+        payload: row.payload,
+        attempts: row.attempts,
+        maxAttempts: row.max_attempts,
+        idempotencyKey: row.idempotency_key,
+        runAt: new Date(row.run_at_ms),
+        createdAt: new Date(row.created_at_ms),
+      });
+      this.held.set(row.id, active);
+      this.buffer.push(active);
+      if (this.debug) this.logger.debug(this.fields(active), 'job claimed');
+    }
+    if (rows.length > 0) this.pump();
+    return rows.length;
+  }
+
+  // ---- running -----------------------------------------------------------
+
+  private pump(): void {
+    if (this.stopping) return;
+    while (this.running < this.concurrency && this.bufferHead < this.buffer.length) {
+      const active = this.buffer[this.bufferHead++]!;
+      if (active.state === 'buffered') this.run(active);
+    }
+    if (this.bufferHead === this.buffer.length) {
+      this.buffer = [];
+      this.bufferHead = 0;
+    } else if (this.bufferHead > 1024) {
+      this.buffer = this.buffer.slice(this.bufferHead);
+      this.bufferHead = 0;
+    }
+  }
+
+  private run(active: ActiveJob): void {
+    active.state = 'running';
+    this.running++;
+    active.startedAt = this.clock.now();
+    active.t0 = performance.now();
+    if (this.debug) this.logger.debug(this.fields(active), 'job started');
+    const handler = this.handlers.get(active.job.kind)!;
+    let promise: Promise<void>;
+    try {
+      promise = handler(active.job, active);
+    } catch (err) {
+      promise = Promise.reject(err);
+    }
+    promise.then(
+      () => this.onHandlerDone(active, null),
+      (err: unknown) => this.onHandlerDone(active, err ?? new Error('handler rejected without a reason')),
+    );
+  }
+
+  private onHandlerDone(active: ActiveJob, error: unknown): void {
+    // Lost to a heartbeat, or put back by shutdown: already accounted for.
+    if (active.state !== 'running') {
+      if (error && !(error instanceof LeaseLostError) && !(error instanceof ShutdownError)) {
+        this.logger.warn({ ...this.fields(active), err: error }, 'job handler ended after the job was no longer ours');
+      }
+      return;
+    }
+    if (active.withPromise) {
+      // The handler returned without awaiting completeWith: let it finish first.
+      const pending = active.withPromise;
+      active.withPromise = null;
+      void pending.then(() => this.onHandlerDone(active, error));
+      return;
+    }
+    this.running--;
+    const seconds = (performance.now() - active.t0) / 1000;
+    if (active.completedWith) {
+      if (error) this.logger.warn({ ...this.fields(active), err: error }, 'job handler threw after completeWith committed');
+      this.release(active);
+    } else if (active.abortReason instanceof LeaseLostError) {
+      this.release(active);
+    } else if (error === null) {
+      this.metrics?.observeDuration(active.job.kind, 'succeeded', seconds);
+      active.state = 'completing';
+      this.pendingComplete.push(active);
+      if (this.pendingComplete.length >= this.batchSize) this.flushNow();
+      else if (!this.flushTimer) this.flushTimer = setTimeout(() => this.flushNow(), this.flushIntervalMs);
+    } else {
+      this.track(this.fail(active, error, seconds));
+    }
+    this.checkIdle();
+    this.pump();
+  }
+
+  // ---- completion --------------------------------------------------------
+
+  private flushNow(): void {
+    if (this.flushTimer) {
+      clearTimeout(this.flushTimer);
+      this.flushTimer = null;
+    }
+    if (this.pendingComplete.length === 0) return;
+    const batch = this.pendingComplete;
+    this.pendingComplete = [];
+    for (const active of batch) active.state = 'flushing';
+    this.track(this.flush(batch, 5));
+  }
+
+  private async flush(batch: ActiveJob[], triesLeft: number): Promise<void> {
+    const ids = batch.map((a) => a.job.id);
+    const attempts = batch.map((a) => a.job.attempts);
+    let completed: Set<string>;
+    try {
+      const now = this.clock.now();
+      const result = await this.pool.query<{ id: string }>({
+        name: SQL.COMPLETE_MANY.name,
+        text: SQL.COMPLETE_MANY.text,
+        values: [ids, attempts, now, this.workerId],
+      });
+      completed = new Set(result.rows.map((r) => r.id));
+    } catch (err) {
+      // The jobs are still ours (heartbeats go on): try again shortly. If the
+      // database stays away, the leases run out and the reaper returns the
+      // jobs: they run again rather than being lost.
+      this.logger.error({ err, workerId: this.workerId, jobs: ids.length, triesLeft }, 'queue: writing completions failed');
+      if (triesLeft <= 1) {
+        for (const active of batch) this.release(active);
+        return;
+      }
+      await sleep(this.stopping ? 200 : 1000);
+      return this.flush(batch, triesLeft - 1);
+    }
+    const counts = new Map<string, number>();
+    for (const active of batch) {
+      if (completed.has(active.job.id)) {
+        counts.set(active.job.kind, (counts.get(active.job.kind) ?? 0) + 1);
+        if (this.debug) this.logger.debug(this.fields(active), 'job succeeded');
+      } else {
+        this.lost(active, 'completion');
+      }
+      this.release(active);
+    }
+    if (this.metrics) for (const [kind, n] of counts) this.metrics.completed.inc({ kind }, n);
+  }
+
+  /** JobContext.completeWith: the compare-and-set first (row locked until commit), then fn, then COMMIT. */
+  completeWithin(active: ActiveJob, fn: (tx: pg.PoolClient) => Promise<void>): Promise<void> {
+    if (active.completedWith || active.withPromise) return Promise.reject(new Error('completeWith was already called for this job'));
+    if (active.state !== 'running' || active.abortReason instanceof LeaseLostError) {
+      return Promise.reject(new LeaseLostError(active.job.id));
+    }
+    const work = this.completeInTransaction(active, fn);
+    active.withPromise = work.then(
+      () => undefined,
+      () => undefined,
+    );
+    return work.finally(() => {
+      active.withPromise = null;
+    });
+  }
+
+  private async completeInTransaction(active: ActiveJob, fn: (tx: pg.PoolClient) => Promise<void>): Promise<void> {
+    const client = await this.pool.connect();
+    try {
+      // Durable whatever the session says: fn's writes are the caller's data.
+      await client.query('BEGIN; SET LOCAL synchronous_commit = on');
+      const cas = await client.query({
+        name: SQL.COMPLETE_ONE.name,
+        text: SQL.COMPLETE_ONE.text,
+        values: [active.job.id, this.workerId, active.job.attempts, this.clock.now()],
+      });
+      if (cas.rowCount === 0) {
+        await client.query('ROLLBACK');
+        this.lost(active, 'completeWith');
+        throw new LeaseLostError(active.job.id);
+      }
+      try {
+        await fn(client);
+        await client.query('COMMIT');
+      } catch (err) {
+        await client.query('ROLLBACK').catch(() => undefined);
+        throw err;
+      }
+    } finally {
+      client.release();
+    }
+    active.completedWith = true;
+    this.metrics?.observeDuration(active.job.kind, 'succeeded', (performance.now() - active.t0) / 1000);
+    this.metrics?.completed.inc({ kind: active.job.kind });
+    if (this.debug) this.logger.debug(this.fields(active), 'job succeeded');
+    // Done in the database; still counted as running until the handler returns.
+    if (this.held.get(active.job.id) === active) this.held.delete(active.job.id);
+  }
+
+  // ---- failure -----------------------------------------------------------
+
+  private async fail(active: ActiveJob, error: unknown, seconds: number): Promise<void> {
+    active.state = 'finishing';
+    const job = active.job;
+    const kind = job.kind;
+    const cls = errorClass(error);
+    if (error instanceof LeaseLostError) {
+      // Thrown by the handler itself (e.g. its signal's reason): the job is not ours to write.
+      this.release(active);
+      return;
+    }
+    const now = this.clock.now();
+    try {
+      if (error instanceof SnoozeJob) {
+        const ok = await this.write(SQL.SNOOZE, [job.id, this.workerId, job.attempts, now, error.until, error.reason, active.startedAt]);
+        this.metrics?.observeDuration(kind, 'snoozed', seconds);
+        if (!ok) this.lost(active, 'snooze');
+        else {
+          this.metrics?.snoozed.inc({ kind });
+          this.logger.info({ ...this.fields(active), until: error.until.toISOString(), reason: error.reason }, 'job snoozed');
+        }
+        return;
+      }
+      if (this.stopping && active.abortReason instanceof ShutdownError) {
+        await this.interrupt(active, error);
+        return;
+      }
+      const text = errorText(error);
+      this.metrics?.observeDuration(kind, 'failed', seconds);
+      const permanent = error instanceof PermanentJobError;
+      if (permanent || job.attempts >= job.maxAttempts) {
+        const ok = await this.write(SQL.BURY, [job.id, this.workerId, job.attempts, now, text, active.startedAt]);
+        if (!ok) return this.lost(active, 'bury');
+        this.metrics?.failed.inc({ kind, error_class: cls });
+        this.metrics?.buried.inc({ kind, error_class: cls });
+        this.logger.error(
+          { ...this.fields(active), err: error, reason: permanent ? 'permanent error' : 'out of attempts' },
+          'job dead',
+        );
+        return;
+      }
+      const retryAfter = error instanceof TransientJobError ? error.retryAfterSeconds : undefined;
+      const delaySeconds = retryAfter ?? backoffSeconds(job.attempts, this.random, this.backoffBase, this.backoffCap);
+      const runAt = new Date(now.getTime() + Math.round(delaySeconds * 1000));
+      const ok = await this.write(SQL.RETRY, [job.id, this.workerId, job.attempts, now, runAt, text, active.startedAt, 'failed']);
+      if (!ok) return this.lost(active, 'retry');
+      this.metrics?.failed.inc({ kind, error_class: cls });
+      this.metrics?.retried.inc({ kind, error_class: cls });
+      this.logger.warn(
+        { ...this.fields(active), err: error, retryAt: runAt.toISOString(), retryAfterSeconds: retryAfter ?? null },
+        'job failed; will retry',
+      );
+    } catch (err) {
+      // The database is unreachable: the lease runs out and the reaper
+      // returns the job, so nothing is lost, only delayed.
+      this.logger.error({ ...this.fields(active), err, handlerError: errorText(error) }, 'queue: could not record a failure');
+    } finally {
+      this.release(active);
+    }
+  }
+
+  private async interrupt(active: ActiveJob, reason: unknown): Promise<void> {
+    active.state = 'finishing';
+    const now = this.clock.now();
+    try {
+      const ok = await this.write(SQL.RETRY, [
+        active.job.id, this.workerId, active.job.attempts, now, now, errorText(reason), active.startedAt, 'interrupted',
+      ]);
+      if (ok) this.logger.warn(this.fields(active), 'job interrupted by shutdown; back in the queue');
+      else this.lost(active, 'interrupt');
+    } catch (err) {
+      this.logger.error({ ...this.fields(active), err }, 'queue: could not put back an interrupted job');
+    } finally {
+      this.release(active);
+    }
+  }
+
+  private async write(statement: SQL.NamedStatement, values: unknown[]): Promise<boolean> {
+    const result = await this.pool.query({ name: statement.name, text: statement.text, values });
+    return (result.rowCount ?? 0) > 0;
+  }
+
+  // ---- leases ------------------------------------------------------------
+
+  /** Renews the lease of every held job; aborts the signal of those that are no longer ours. Runs on a timer after start(). */
+  async extendLeases(): Promise<void> {
+    if (this.heartbeatInFlight || this.held.size === 0) return;
+    this.heartbeatInFlight = true;
+    const sent = [...this.held.values()];
+    const ids = sent.map((a) => a.job.id);
+    const attempts = sent.map((a) => a.job.attempts);
+    try {
+      const until = new Date(this.clock.now().getTime() + this.leaseMs);
+      const extended = await this.pool.query<{ id: string }>({
+        name: SQL.EXTEND_LEASES.name,
+        text: SQL.EXTEND_LEASES.text,
+        values: [ids, attempts, until, this.workerId],
+      });
+      if (extended.rows.length === sent.length) return;
+      const ok = new Set(extended.rows.map((r) => r.id));
+      const unsure = sent.filter((a) => !ok.has(a.job.id));
+      const check = await this.pool.query<{ id: string }>({
+        name: SQL.LEASE_CHECK.name,
+        text: SQL.LEASE_CHECK.text,
+        values: [unsure.map((a) => a.job.id), unsure.map((a) => a.job.attempts), this.workerId],
+      });
+      const stillOurs = new Set(check.rows.map((r) => r.id));
+      for (const active of unsure) {
+        // Only a job not yet handed to a completion or failure write is
+        // declared lost here; those writes find out for themselves.
+        if (stillOurs.has(active.job.id) || this.held.get(active.job.id) !== active) continue;
+        if ((active.state === 'buffered' || active.state === 'running') && !active.withPromise) {
+          this.lost(active, 'heartbeat');
+          if (active.state === 'running') this.running--;
+          this.release(active);
+          this.checkIdle();
+          this.pump();
+        }
+      }
+    } catch (err) {
+      this.logger.warn({ err, workerId: this.workerId }, 'queue heartbeat failed');
+    } finally {
+      this.heartbeatInFlight = false;
+    }
+  }
+
+  private lost(active: ActiveJob, where: string): void {
+    active.abort(new LeaseLostError(active.job.id));
+    this.metrics?.leasesLost.inc({ kind: active.job.kind });
+    this.logger.warn({ ...this.fields(active), where }, 'job lease lost: another worker or the reaper holds it now');
+  }
+
+  /** The job is no longer this worker's concern. */
+  private release(active: ActiveJob): void {
+    active.state = 'done';
+    if (this.held.get(active.job.id) === active) this.held.delete(active.job.id);
+    this.wakeCapacity?.();
+    this.checkIdle();
+  }
+
+  private checkIdle(): void {
+    if (this.running === 0) for (const resolve of this.runningWaiters.splice(0)) resolve();
+    if (this.held.size === 0 && this.running === 0) for (const resolve of this.idleWaiters.splice(0)) resolve();
+  }
+
+  private async releaseUnstarted(): Promise<void> {
+    const unstarted = this.buffer.slice(this.bufferHead).filter((a) => a.state === 'buffered');
+    this.buffer = [];
+    this.bufferHead = 0;
+    for (let i = 0; i < unstarted.length; i += 1000) {
+      const chunk = unstarted.slice(i, i + 1000);
+      for (const a of chunk) a.state = 'finishing';
+      try {
+        const result = await this.pool.query<{ id: string }>({
+          name: SQL.RELEASE_MANY.name,
+          text: SQL.RELEASE_MANY.text,
+          values: [chunk.map((a) => a.job.id), chunk.map((a) => a.job.attempts), this.clock.now(), this.workerId],
+        });
+        this.logger.info({ workerId: this.workerId, released: result.rowCount }, 'queue: unstarted jobs given back');
+      } catch (err) {
+        this.logger.error({ err, workerId: this.workerId }, 'queue: could not give back unstarted jobs; the reaper will');
+      }
+      for (const a of chunk) this.release(a);
+    }
+  }
+
+  // ---- housekeeping ------------------------------------------------------
+
+  private async runReaper(ctx: JobContext): Promise<void> {
+    void ctx;
+    const reaped = await reapExpiredJobs(this.pool, this.clock.now());
+    for (const job of reaped) {
+      this.metrics?.reaped.inc({ kind: job.kind, outcome: job.status });
+      this.logger.warn(
+        { jobId: job.id, kind: job.kind, attempt: job.attempts, idempotencyKey: job.idempotencyKey, lostBy: job.worker, status: job.status },
+        'job lease expired; reaped',
+      );
+    }
+  }
+
+  private async runPrune(ctx: JobContext): Promise<void> {
+    const days = this.housekeeping?.retentionDays ?? 14;
+    const cutoff = new Date(this.clock.now().getTime() - days * 86_400_000);
+    const deleted = await pruneFinishedJobs(this.pool, cutoff, { signal: ctx.signal });
+    if (deleted > 0) this.logger.info({ deleted, cutoff: cutoff.toISOString() }, 'queue: pruned finished jobs');
+  }
+
+  private async tickRecurring(): Promise<void> {
+    if (this.recurringTimer) clearTimeout(this.recurringTimer);
+    this.recurringTimer = null;
+    if (this.stopping || this.recurring.length === 0) return;
+    const now = this.clock.now();
+    try {
+      const results = await scheduleRecurringJobs(this.pool, this.recurring, now);
+      for (const r of results) {
+        if (r.created && this.debug) {
+          this.logger.debug({ jobId: r.job.id, kind: r.job.kind, idempotencyKey: r.job.idempotencyKey }, 'recurring job scheduled');
+        }
+      }
+    } catch (err) {
+      this.logger.warn({ err, workerId: this.workerId }, 'queue: scheduling recurring jobs failed');
+    }
+    if (this.stopping) return;
+    const next = nextPeriodStart(this.recurring, now)!;
+    // A little random spread so that many workers do not all insert at the same instant.
+    const delay = Math.min(60_000, Math.max(50, next.getTime() - now.getTime())) + Math.floor(this.random() * 200);
+    this.recurringTimer = setTimeout(() => void this.tickRecurring(), delay);
+    this.recurringTimer.unref?.();
+  }
+
+  // ---- LISTEN ------------------------------------------------------------
+
+  private async connectListener(): Promise<void> {
+    const client = new pg.Client({ ...this.pool.options, application_name: 'queue-listener' } as pg.ClientConfig);
+    const retry = () => {
+      if (this.listener === client) this.listener = null;
+      client.removeAllListeners();
+      client.on('error', () => undefined);
+      client.end().catch(() => undefined);
+      if (this.stopping || this.listenerRetry) return;
+      this.listenerRetry = setTimeout(() => {
+        this.listenerRetry = null;
+        void this.connectListener();
+      }, 2000);
+      this.listenerRetry.unref?.();
+    };
+    client.on('notification', () => this.onWork());
+    client.on('error', (err) => {
+      this.logger.warn({ err, workerId: this.workerId }, 'queue listener lost its connection; polling until it is back');
+      retry();
+    });
+    client.on('end', retry);
+    try {
+      await client.connect();
+      await client.query(`LISTEN ${SQL.WAKE_CHANNEL}`);
+      if (this.stopping) {
+        await client.end().catch(() => undefined);
+        return;
+      }
+      this.listener = client;
+      // Anything enqueued while we were not listening.
+      this.onWork();
+    } catch (err) {
+      this.logger.warn({ err, workerId: this.workerId }, 'queue listener could not connect; polling meanwhile');
+      retry();
+    }
+  }
+
+  private async closeListener(): Promise<void> {
+    const client = this.listener;
+    this.listener = null;
+    if (!client) return;
+    client.removeAllListeners();
+    client.on('error', () => undefined);
+    await client.end().catch(() => undefined);
+  }
+
+  // ---- misc --------------------------------------------------------------
+
+  private track(promise: Promise<void>): void {
+    this.writes.add(promise);
+    void promise.finally(() => this.writes.delete(promise));
+  }
+
+  private fields(active: ActiveJob) {
+    const job = active.job;
+    return { jobId: job.id, kind: job.kind, attempt: job.attempts, idempotencyKey: job.idempotencyKey, workerId: this.workerId };
+  }
+}
+
+function positiveInt(name: string, value: number): number {
+  if (!Number.isInteger(value) || value < 1) throw new RangeError(`${name} must be a positive integer, got ${value}`);
+  return value;
+}

@@ -1,0 +1,260 @@
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import {
+  enqueue,
+  enqueueMany,
+  getJob,
+  LeaseLostError,
+  reapExpiredJobs,
+  Worker,
+  type JobContext,
+} from '../../libs/queue/src/index.js';
+import { createTestDatabase, type TestDatabase } from '../support/database.js';
+import { deferred, jobRow, memoryLogger, PinnedClock, statusCounts, waitFor } from './helpers.js';
+
+describe('leases, the reaper and completeWith', () => {
+  let db: TestDatabase;
+  const clock = new PinnedClock('2026-03-01T12:00:00.000Z');
+
+  beforeAll(async () => {
+    db = await createTestDatabase();
+    await db.pool.query('CREATE TABLE side_effects (job_id bigint, note text)');
+  });
+  afterAll(async () => db.drop());
+  beforeEach(async () => {
+    await db.pool.query('TRUNCATE jobs, job_runs, side_effects');
+    clock.set('2026-03-01T12:00:00.000Z');
+  });
+
+  function makeWorker(workerId: string, handler: (ctx: JobContext, id: string) => Promise<void>, extra = {}) {
+    return new Worker({
+      pool: db.pool, workerId, clock, leaseSeconds: 30, housekeeping: false, listen: false,
+      logger: memoryLogger(), handlers: { slow: (job, ctx) => handler(ctx, job.id) }, ...extra,
+    });
+  }
+
+  it('a worker whose lease was reaped cannot overwrite the new holder\'s result', async () => {
+    const { job } = await enqueue(db.pool, { kind: 'slow', maxAttempts: 5 }, { now: clock.now() });
+    const releaseA = deferred();
+    const startedA = deferred();
+    const a = makeWorker('worker-a', async () => {
+      startedA.resolve();
+      await releaseA.promise;
+    });
+    const runA = a.runOnce();
+    await startedA.promise;
+
+    // A stalls past its lease; the reaper gives the job back; B takes and finishes it.
+    clock.advance(31_000);
+    const reaped = await reapExpiredJobs(db.pool, clock.now());
+    expect(reaped).toMatchObject([{ id: job.id, status: 'queued', worker: 'worker-a' }]);
+    const b = makeWorker('worker-b', async (ctx, id) => {
+      await db.pool.query(`INSERT INTO side_effects VALUES ($1, 'b')`, [id]);
+    });
+    expect(await b.runOnce()).toBe(1);
+    expect(await jobRow(db.pool, job.id)).toMatchObject({ status: 'succeeded', attempts: 2, locked_by: 'worker-b' });
+
+    // A wakes up and "succeeds": its compare-and-set matches nothing.
+    releaseA.resolve();
+    await runA;
+    expect(await jobRow(db.pool, job.id)).toMatchObject({ status: 'succeeded', attempts: 2, locked_by: 'worker-b' });
+    const history = (await getJob(db.pool, job.id))!.history;
+    expect(history.map((h) => [h.attempt, h.outcome, h.worker])).toEqual([
+      [1, 'lease_expired', 'worker-a'],
+      [2, 'succeeded', 'worker-b'],
+    ]);
+  });
+
+  it('a reaped worker\'s failure does not touch the job the new holder is running', async () => {
+    const { job } = await enqueue(db.pool, { kind: 'slow', maxAttempts: 5 }, { now: clock.now() });
+    const failA = deferred();
+    const startedA = deferred();
+    const a = makeWorker('worker-a', async () => {
+      startedA.resolve();
+      await failA.promise;
+      throw new Error('A gives up late');
+    });
+    const runA = a.runOnce();
+    await startedA.promise;
+    clock.advance(31_000);
+    await reapExpiredJobs(db.pool, clock.now());
+
+    const holdB = deferred();
+    const startedB = deferred();
+    const b = makeWorker('worker-b', async () => {
+      startedB.resolve();
+      await holdB.promise;
+    });
+    const runB = b.runOnce();
+    await startedB.promise;
+    failA.resolve();
+    await runA;
+    // Still B's, still running, attempt 2, no error from A.
+    expect(await jobRow(db.pool, job.id)).toMatchObject({ status: 'running', attempts: 2, locked_by: 'worker-b' });
+    holdB.resolve();
+    await runB;
+    expect(await jobRow(db.pool, job.id)).toMatchObject({ status: 'succeeded', attempts: 2, locked_by: 'worker-b' });
+  });
+
+  it('heartbeats extend the lease; a lost lease aborts the handler\'s signal', async () => {
+    const { job } = await enqueue(db.pool, { kind: 'slow' }, { now: clock.now() });
+    const started = deferred<JobContext>();
+    const finish = deferred();
+    const a = makeWorker('worker-a', async (ctx) => {
+      started.resolve(ctx);
+      await finish.promise;
+    });
+    const run = a.runOnce();
+    const ctx = await started.promise;
+
+    clock.advance(20_000);
+    await a.extendLeases();
+    clock.advance(20_000); // 40 s after the claim, 20 s after the heartbeat
+    expect(await reapExpiredJobs(db.pool, clock.now())).toEqual([]);
+    expect(ctx.signal.aborted).toBe(false);
+
+    clock.advance(31_000);
+    expect(await reapExpiredJobs(db.pool, clock.now())).toHaveLength(1);
+    await a.extendLeases();
+    expect(ctx.signal.aborted).toBe(true);
+    expect(ctx.signal.reason).toBeInstanceOf(LeaseLostError);
+    finish.resolve();
+    await run;
+    expect(await jobRow(db.pool, job.id)).toMatchObject({ status: 'queued', attempts: 1 });
+  });
+
+  it('the reaper returns expired jobs, buries those out of attempts, and counts them', async () => {
+    const jobs = await enqueueMany(db.pool, [
+      { kind: 'slow', maxAttempts: 3 },
+      { kind: 'slow', maxAttempts: 1 },
+      { kind: 'slow', maxAttempts: 3 },
+    ], { now: clock.now() });
+    // Claimed by a worker that then vanishes (never finishes, never heartbeats).
+    const never = new Promise<void>(() => undefined);
+    const ghost = makeWorker('ghost', () => never, { batchSize: 2 });
+    void ghost.runOnce(2);
+    await waitFor(async () => (await statusCounts(db.pool)).running === 2);
+    clock.advance(29_000);
+    expect(await reapExpiredJobs(db.pool, clock.now())).toEqual([]);
+    clock.advance(2_000);
+    const reaped = await reapExpiredJobs(db.pool, clock.now(), { batchSize: 1 });
+    expect(reaped.map((r) => [r.id, r.status]).sort()).toEqual(
+      [[jobs[0]!.job.id, 'queued'], [jobs[1]!.job.id, 'dead']].sort(),
+    );
+    expect(await jobRow(db.pool, jobs[1]!.job.id)).toMatchObject({ status: 'dead', last_error: 'lease expired: worker ghost stopped renewing it' });
+    expect(await statusCounts(db.pool)).toEqual({ queued: 2, dead: 1 });
+  });
+
+  it('completeWith: the handler\'s writes and the completion commit together', async () => {
+    const { job } = await enqueue(db.pool, { kind: 'slow' }, { now: clock.now() });
+    const w = makeWorker('worker-a', async (ctx, id) => {
+      await ctx.completeWith(async (tx) => {
+        await tx.query(`INSERT INTO side_effects VALUES ($1, 'next occurrence')`, [id]);
+        // Inside the transaction the job is already succeeded.
+        const { rows } = await tx.query('SELECT status FROM jobs WHERE id = $1', [id]);
+        expect(rows[0].status).toBe('succeeded');
+        // And nobody outside sees either yet.
+        const outside = await db.pool.query('SELECT count(*)::int AS n FROM side_effects');
+        expect(outside.rows[0].n).toBe(0);
+      });
+    });
+    await w.runOnce();
+    expect(await jobRow(db.pool, job.id)).toMatchObject({ status: 'succeeded', attempts: 1 });
+    expect((await db.pool.query('SELECT note FROM side_effects')).rows).toEqual([{ note: 'next occurrence' }]);
+  });
+
+  it('completeWith: fn failing rolls back its writes and the job is retried', async () => {
+    const { job } = await enqueue(db.pool, { kind: 'slow', maxAttempts: 3 }, { now: clock.now() });
+    const w = makeWorker('worker-a', async (ctx, id) => {
+      await ctx.completeWith(async (tx) => {
+        await tx.query(`INSERT INTO side_effects VALUES ($1, 'half done')`, [id]);
+        throw new Error('constraint violated');
+      });
+    });
+    await w.runOnce();
+    expect(await jobRow(db.pool, job.id)).toMatchObject({ status: 'queued', attempts: 1, last_error: 'Error: constraint violated' });
+    expect((await db.pool.query('SELECT count(*)::int AS n FROM side_effects')).rows[0].n).toBe(0);
+  });
+
+  it('completeWith after the lease was lost: nothing of fn commits and the new holder keeps the job', async () => {
+    const { job } = await enqueue(db.pool, { kind: 'slow', maxAttempts: 3 }, { now: clock.now() });
+    const proceed = deferred();
+    const started = deferred();
+    let outcome: unknown = null;
+    const a = makeWorker('worker-a', async (ctx, id) => {
+      started.resolve();
+      await proceed.promise;
+      try {
+        await ctx.completeWith(async (tx) => {
+          await tx.query(`INSERT INTO side_effects VALUES ($1, 'from the stale worker')`, [id]);
+        });
+      } catch (error) {
+        outcome = error;
+        throw error;
+      }
+    });
+    const run = a.runOnce();
+    await started.promise;
+    clock.advance(31_000);
+    await reapExpiredJobs(db.pool, clock.now());
+    const hold = deferred();
+    const startedB = deferred();
+    const b = makeWorker('worker-b', async () => {
+      startedB.resolve();
+      await hold.promise;
+    });
+    const runB = b.runOnce();
+    await startedB.promise;
+
+    proceed.resolve();
+    await run;
+    expect(outcome).toBeInstanceOf(LeaseLostError);
+    expect((await db.pool.query('SELECT count(*)::int AS n FROM side_effects')).rows[0].n).toBe(0);
+    expect(await jobRow(db.pool, job.id)).toMatchObject({ status: 'running', attempts: 2, locked_by: 'worker-b' });
+    hold.resolve();
+    await runB;
+    expect(await jobRow(db.pool, job.id)).toMatchObject({ status: 'succeeded', locked_by: 'worker-b' });
+  });
+
+  it('stop() during a batch: running handlers finish, unstarted jobs go back unconsumed, nothing stays running', async () => {
+    const jobs = await enqueueMany(db.pool, Array.from({ length: 20 }, () => ({ kind: 'slow' })), { now: clock.now() });
+    const started: string[] = [];
+    const gate = deferred();
+    const w = makeWorker('worker-a', async (_ctx, id) => {
+      started.push(id);
+      await gate.promise;
+      await db.pool.query(`INSERT INTO side_effects VALUES ($1, 'done')`, [id]);
+    }, { concurrency: 4, batchSize: 10, pollIntervalMs: 50 });
+    await w.start();
+    await waitFor(() => started.length === 4);
+    await waitFor(() => w.heldCount === 10); // 4 running + 6 buffered (the next claim waits for half a batch of room)
+    const stopping = w.stop({ deadlineMs: 10_000 });
+    await new Promise((r) => setTimeout(r, 100));
+    gate.resolve();
+    await stopping;
+
+    expect(started).toHaveLength(4);
+    const counts = await statusCounts(db.pool);
+    expect(counts).toEqual({ succeeded: 4, queued: 16 });
+    const { rows } = await db.pool.query<{ attempts: number; n: number }>(
+      `SELECT attempts, count(*)::int AS n FROM jobs WHERE status = 'queued' GROUP BY attempts`,
+    );
+    expect(rows).toEqual([{ attempts: 0, n: 16 }]);
+    expect((await db.pool.query('SELECT count(*)::int AS n FROM side_effects')).rows[0].n).toBe(4);
+    expect(jobs).toHaveLength(20);
+  });
+
+  it('stop() past its deadline aborts handlers and puts their jobs back as interrupted', async () => {
+    const { job } = await enqueue(db.pool, { kind: 'slow', maxAttempts: 5 }, { now: clock.now() });
+    const started = deferred<JobContext>();
+    const w = makeWorker('worker-a', async (ctx) => {
+      started.resolve(ctx);
+      await new Promise<void>(() => undefined); // ignores its signal
+    }, { pollIntervalMs: 50 });
+    await w.start();
+    const ctx = await started.promise;
+    await w.stop({ deadlineMs: 200 });
+    expect(ctx.signal.aborted).toBe(true);
+    expect(await jobRow(db.pool, job.id)).toMatchObject({ status: 'queued', attempts: 1 });
+    expect((await getJob(db.pool, job.id))!.history.map((h) => h.outcome)).toEqual(['interrupted']);
+  });
+});
