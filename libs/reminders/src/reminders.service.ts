@@ -4,7 +4,7 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import { type DataSource, type EntityManager, IsNull } from 'typeorm';
 import { Clock, CONFIG, type Config, DomainError } from '@nudge/config';
 import { cancelJobs, enqueue, queryRows, type QueryExecutor } from '@nudge/queue';
-import { occurrences as occurrencesOf, validateSchedule } from '@nudge/scheduling';
+import { localIsoAt, occurrences as occurrencesOf, validateSchedule } from '@nudge/scheduling';
 import { UserEntity, UserEvents, UsersService } from '@nudge/users';
 import { ReminderEntity } from './reminder.entity.js';
 import { planNextJob, type ReminderFacts, scheduleOf, SEND_REMINDER, type UserFacts } from './reminder-plan.js';
@@ -323,27 +323,13 @@ export class RemindersService implements OnModuleInit {
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
+/** Today's date in the zone, YYYY-MM-DD: the default start of a rule. */
 function todayIn(zone: string, now: Date): string {
-  return new Intl.DateTimeFormat('en-CA', { timeZone: zone, year: 'numeric', month: '2-digit', day: '2-digit' }).format(now);
+  return localIsoAt(zone, now).slice(0, 10);
 }
 
 function occurrenceView(at: Date, zone: string): OccurrenceView {
-  return { at: at.toISOString(), local: localIso(at, zone) };
-}
-
-function localIso(at: Date, zone: string): string {
-  // Same format as the scheduler's `local`: wall clock plus the zone's offset at that instant.
-  const parts = Object.fromEntries(
-    new Intl.DateTimeFormat('en-CA', {
-      timeZone: zone, hourCycle: 'h23', year: 'numeric', month: '2-digit', day: '2-digit', hour: '2-digit', minute: '2-digit', second: '2-digit',
-    }).formatToParts(at).map((p) => [p.type, p.value]),
-  );
-  const wall = Date.UTC(+parts.year!, +parts.month! - 1, +parts.day!, +parts.hour!, +parts.minute!, +parts.second!);
-  const offsetMinutes = Math.round((wall - Math.floor(at.getTime() / 1000) * 1000) / 60_000);
-  const sign = offsetMinutes < 0 ? '-' : '+';
-  const abs = Math.abs(offsetMinutes);
-  const offset = `${sign}${String(Math.floor(abs / 60)).padStart(2, '0')}:${String(abs % 60).padStart(2, '0')}`;
-  return `${parts.year}-${parts.month}-${parts.day}T${parts.hour}:${parts.minute}:${parts.second}.000${offset}`;
+  return { at: at.toISOString(), local: localIsoAt(zone, at) };
 }
 
 function canonicalJson(value: unknown): string {

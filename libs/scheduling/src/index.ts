@@ -1,6 +1,6 @@
 export { type Result, SchedulingError } from './result.js';
 export { type CivilDate, type LocalTime, parseLocalDate, parseLocalTime } from './calendar.js';
-export { validateTimeZone, localToInstant, localCandidates, offsetAt } from './time-zone.js';
+export { validateTimeZone, localToInstant, localCandidates, localIsoAt, offsetAt } from './time-zone.js';
 export {
   type Frequency,
   type Recurrence,

@@ -1,5 +1,5 @@
 import { IANAZone } from 'luxon';
-import { civilFromDays, DAY_MS, floorDiv } from './calendar.js';
+import { civilFromDays, DAY_MS, floorDiv, formatLocalIso } from './calendar.js';
 import { Lru } from './lru.js';
 import { fail, ok, type Result } from './result.js';
 
@@ -139,4 +139,10 @@ function checkTimeZone(zone: string): Result<string> {
   if (!IANAZone.isValidZone(zone)) return fail(`unknown time zone "${zone}"; ${hint}`);
   canonicalNames ??= new Map(Intl.supportedValuesOf('timeZone').map((z) => [z.toLowerCase(), z]));
   return ok(canonicalNames.get(zone.toLowerCase()) ?? zone);
+}
+
+/** An instant as ISO-8601 in the zone, with the offset in force then (the `local` of an Occurrence). */
+export function localIsoAt(zone: string, instant: Date): string {
+  const ms = instant.getTime();
+  return formatLocalIso(ms, offsetAt(zone, ms));
 }
