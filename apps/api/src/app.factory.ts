@@ -1,7 +1,10 @@
 import { NestFactory } from '@nestjs/core';
 import type { NestExpressApplication } from '@nestjs/platform-express';
+import { Registry } from 'prom-client';
 import { PinoNestLogger } from '@nudge/config';
 import { ApiModule, type ApiModuleOptions } from './app.module.js';
+import { httpMetrics } from './http/http-metrics.middleware.js';
+import { setupOpenApi } from './http/openapi.js';
 import { requestContext } from './http/request-id.middleware.js';
 import { validationPipe } from './http/validation.js';
 
@@ -15,9 +18,11 @@ export async function createApiApp(options: ApiModuleOptions): Promise<NestExpre
   });
   // Before the body parser, so that a request it rejects still gets an id and a log line.
   app.use(requestContext(options.logger));
+  app.use(httpMetrics(app.get(Registry)));
   app.useBodyParser('json', { limit: MAX_BODY_BYTES });
   app.useGlobalPipes(validationPipe());
   app.disable('x-powered-by');
   app.set('query parser', 'simple');
+  setupOpenApi(app);
   return app;
 }

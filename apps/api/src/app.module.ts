@@ -14,6 +14,7 @@ import { HealthController } from './health/health.controller.js';
 import { MeController } from './me/me.controller.js';
 import { MetricsController } from './metrics/metrics.controller.js';
 import { OpsController } from './ops/ops.controller.js';
+import { OpsPageController } from './ops/ops-page.controller.js';
 import { QueueOpsService } from './ops/queue-ops.service.js';
 import { RemindersController } from './reminders/reminders.controller.js';
 import { ProblemDetailsFilter } from './http/problem-details.filter.js';
@@ -50,7 +51,7 @@ export class ApiModule {
         RemindersModule,
         ...(options.imports ?? []),
       ],
-      controllers: [HealthController, MetricsController, MeController, DevicesController, RemindersController, OpsController],
+      controllers: [HealthController, MetricsController, MeController, DevicesController, RemindersController, OpsController, OpsPageController],
       providers: [
         ...queueMetrics,
         QueueOpsService,

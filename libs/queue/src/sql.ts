@@ -299,6 +299,31 @@ SELECT count(*)::integer AS deleted FROM gone`,
 // jobs_running_idx; dead: jobs_dead_idx), so the cost follows the number of
 // ready, running and dead jobs, not the size of the table (finished and
 // scheduled rows are never visited).
+//
+// Measured on PostgreSQL 18.4 with 1,000,000 jobs (880,000 succeeded, 95,000
+// scheduled, 5,000 ready, 17,800 cancelled, 2,000 dead, 200 running), made with
+// INSERT ... SELECT generate_series and VACUUM ANALYZE, run as queueGauges
+// runs it (enable_seqscan = off), warm cache; EXPLAIN (ANALYZE, BUFFERS, COSTS OFF):
+//
+//   Append (actual time=5.157..6.432 rows=4.00 loops=1)
+//     Buffers: shared hit=3150
+//     ->  HashAggregate  Group Key: jobs.kind
+//           ->  Bitmap Heap Scan on jobs (actual time=0.714..4.174 rows=5000.00 loops=1)
+//                 Recheck Cond: ((run_at <= '2026-03-02 12:00:00+00') AND (status = 'queued'))
+//                 Heap Blocks: exact=2888
+//                 ->  Bitmap Index Scan on jobs_runnable_idx (actual time=0.445..0.446 rows=5000.00 loops=1)
+//                       Index Cond: (run_at <= '2026-03-02 12:00:00+00')
+//     ->  HashAggregate  Group Key: jobs_1.kind
+//           ->  Index Scan using jobs_running_idx on jobs jobs_1 (actual time=0.009..0.811 rows=200.00 loops=1)
+//     ->  GroupAggregate  Group Key: jobs_2.kind
+//           ->  Index Only Scan using jobs_dead_idx on jobs jobs_2 (actual time=0.009..0.217 rows=2000.00 loops=1)
+//                 Heap Fetches: 0
+//   Planning Time: 0.228 ms
+//   Execution Time: 6.522 ms
+//
+// Cold cache, with enable_seqscan on, the planner chose the same three index
+// scans: 30 ms, 3,150 buffers. No branch touches the 880,000 finished rows; the
+// cost is the ready rows' heap pages, so it grows with the backlog, not the table.
 export const GAUGES = `
 SELECT kind, count(*)::integer AS ready, min(run_at) AS oldest_ready, 0 AS running, 0 AS stuck, 0 AS dead
 FROM jobs WHERE status = 'queued' AND run_at <= $1 GROUP BY kind

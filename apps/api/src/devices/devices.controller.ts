@@ -1,5 +1,5 @@
 import { Body, Controller, Delete, Get, HttpCode, Param, Put, Res } from '@nestjs/common';
-import { ApiBearerAuth, ApiTags } from '@nestjs/swagger';
+import { ApiBearerAuth, ApiCreatedResponse, ApiNoContentResponse, ApiOkResponse, ApiTags } from '@nestjs/swagger';
 import type { Response } from 'express';
 import { DevicesService } from '@nudge/users';
 import { Auth } from '../auth/auth.decorators.js';
@@ -16,6 +16,8 @@ export class DevicesController {
   constructor(private readonly devices: DevicesService) {}
 
   @Put(':installationId')
+  @ApiOkResponse({ type: DeviceDto, description: 'the device, updated' })
+  @ApiCreatedResponse({ type: DeviceDto, description: 'the device, registered' })
   async put(
     @Auth() auth: TokenClaims,
     @Param('installationId', InstallationIdPipe) installationId: string,
@@ -28,12 +30,14 @@ export class DevicesController {
   }
 
   @Get()
+  @ApiOkResponse({ type: DeviceListDto })
   async list(@Auth() auth: TokenClaims): Promise<DeviceListDto> {
     return { devices: (await this.devices.list(auth.userId)).map(DeviceDto.from) };
   }
 
   @Delete(':installationId')
   @HttpCode(204)
+  @ApiNoContentResponse({ description: 'the device removed' })
   async delete(@Auth() auth: TokenClaims, @Param('installationId', InstallationIdPipe) installationId: string): Promise<void> {
     await this.devices.delete(auth.userId, installationId);
   }

@@ -86,6 +86,7 @@ export class ListJobsQuery {
 }
 
 export class JobIdParam {
+  @ApiProperty({ example: '42', description: 'a job id (a positive integer)' })
   @Matches(/^[1-9]\d{0,18}$/, { message: 'id must be a job id (a positive integer)' })
   id: string;
 }

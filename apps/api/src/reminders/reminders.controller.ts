@@ -1,5 +1,5 @@
 import { Body, Controller, Delete, Get, Headers, HttpCode, Param, Patch, Post, Query } from '@nestjs/common';
-import { ApiBearerAuth, ApiHeader, ApiTags } from '@nestjs/swagger';
+import { ApiBearerAuth, ApiCreatedResponse, ApiHeader, ApiNoContentResponse, ApiOkResponse, ApiTags } from '@nestjs/swagger';
 import { DomainError } from '@nudge/config';
 import { RemindersService } from '@nudge/reminders';
 import { Auth } from '../auth/auth.decorators.js';
@@ -26,6 +26,7 @@ export class RemindersController {
   constructor(private readonly reminders: RemindersService) {}
 
   @Post()
+  @ApiCreatedResponse({ type: ReminderDto, description: 'the reminder, with its next occurrence' })
   @ApiHeader({ name: 'Idempotency-Key', required: false, description: 'same key and body: the first response again; other body: 409' })
   async create(
     @Auth() auth: TokenClaims,
@@ -39,33 +40,39 @@ export class RemindersController {
   }
 
   @Get()
+  @ApiOkResponse({ type: ReminderPageDto })
   async list(@Auth() auth: TokenClaims, @Query() query: ListRemindersQuery): Promise<ReminderPageDto> {
     return this.reminders.list(auth.userId, query.limit ?? 50, query.cursor);
   }
 
   @Get(':id')
+  @ApiOkResponse({ type: ReminderDto })
   async get(@Auth() auth: TokenClaims, @Param('id') id: string): Promise<ReminderDto> {
     return this.reminders.get(auth.userId, id);
   }
 
   @Patch(':id')
+  @ApiOkResponse({ type: ReminderDto, description: 'the reminder, version bumped, with its new next occurrence' })
   async update(@Auth() auth: TokenClaims, @Param('id') id: string, @Body() body: UpdateReminderDto): Promise<ReminderDto> {
     return this.reminders.update(auth.userId, id, body);
   }
 
   @Delete(':id')
   @HttpCode(204)
+  @ApiNoContentResponse({ description: 'the reminder removed and its pending job cancelled' })
   async delete(@Auth() auth: TokenClaims, @Param('id') id: string): Promise<void> {
     await this.reminders.delete(auth.userId, id);
   }
 
   @Get(':id/occurrences')
+  @ApiOkResponse({ type: OccurrenceListDto })
   async occurrences(@Auth() auth: TokenClaims, @Param('id') id: string, @Query() query: OccurrencesQuery): Promise<OccurrenceListDto> {
     const after = query.after ? new Date(query.after) : undefined;
     return { occurrences: await this.reminders.occurrences(auth.userId, id, query.count ?? 10, after) };
   }
 
   @Get(':id/deliveries')
+  @ApiOkResponse({ type: DeliveryListDto })
   async deliveries(@Auth() auth: TokenClaims, @Param('id') id: string): Promise<DeliveryListDto> {
     return { deliveries: await this.reminders.deliveries(auth.userId, id) };
   }
