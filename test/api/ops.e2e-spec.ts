@@ -1,0 +1,72 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { enqueue } from '@nudge/queue';
+import { createTestDatabase, type TestDatabase } from '../support/database.js';
+import { startTestApi, type TestApi } from '../support/api-app.js';
+
+// The ops API over HTTP, with no worker running so that job states stay where the test puts them.
+describe('ops API', () => {
+  let db: TestDatabase;
+  let api: TestApi;
+  let ops: string;
+  let dead: string;
+  let queued: string;
+
+  beforeAll(async () => {
+    db = await createTestDatabase();
+    api = await startTestApi({ databaseUrl: db.url });
+    ops = await api.token('admin', ['ops']);
+    const now = api.clock.now();
+    dead = (await enqueue(db.pool, { kind: 'send_notification', payload: { title: 'hi', pushToken: 'secret-token-value' }, idempotencyKey: 'ops-dead', runAt: now })).job.id;
+    queued = (await enqueue(db.pool, { kind: 'send_reminder', payload: { reminderId: 'r' }, idempotencyKey: 'ops-queued', runAt: new Date(now.getTime() - 90_000) })).job.id;
+    await enqueue(db.pool, { kind: 'send_reminder', payload: {}, idempotencyKey: 'ops-later', runAt: new Date(now.getTime() + 3_600_000) });
+    await db.pool.query(`UPDATE jobs SET status = 'dead', attempts = max_attempts, last_error = 'provider said no', finished_at = $2 WHERE id = $1`, [dead, now]);
+  });
+  afterAll(async () => {
+    await api?.close();
+    await db?.drop();
+  });
+
+  it('shows per-kind depth, scheduled, dead and the oldest ready age', async () => {
+    const res = await api.request('GET', '/v1/ops/queue', { token: ops });
+    expect(res.status).toBe(200);
+    const byKind = Object.fromEntries(res.body.kinds.map((k: { kind: string }) => [k.kind, k]));
+    expect(byKind.send_reminder).toMatchObject({ ready: 1, scheduled: 1, running: 0, dead: 0, oldestReadyAgeSeconds: 90 });
+    expect(byKind.send_notification).toMatchObject({ ready: 0, dead: 1 });
+  });
+
+  it('lists jobs by status and kind, and shows one with its payload masked', async () => {
+    const list = await api.request('GET', '/v1/ops/jobs?status=dead', { token: ops });
+    expect(list.body.items.map((j: { id: string }) => j.id)).toEqual([dead]);
+    const job = await api.request('GET', `/v1/ops/jobs/${dead}`, { token: ops });
+    expect(job.body).toMatchObject({ id: dead, status: 'dead', lastError: 'provider said no', payload: { title: 'hi', pushToken: '[masked]' } });
+    expect(JSON.stringify(job.body)).not.toContain('secret-token-value');
+    expect((await api.request('GET', '/v1/ops/jobs?status=nope', { token: ops })).status).toBe(400);
+    expect((await api.request('GET', '/v1/ops/jobs/abc', { token: ops })).status).toBe(400);
+    expect((await api.request('GET', '/v1/ops/jobs/999999', { token: ops })).status).toBe(404);
+  });
+
+  it('retries a dead job (attempts reset) and refuses to retry a queued one with 409', async () => {
+    const retried = await api.request('POST', `/v1/ops/jobs/${dead}/retry`, { token: ops });
+    expect(retried.status).toBe(200);
+    expect(retried.body).toMatchObject({ status: 'queued', attempts: 0 });
+    const { rows } = await db.pool.query(`SELECT status, attempts FROM jobs WHERE id = $1`, [dead]);
+    expect(rows[0]).toEqual({ status: 'queued', attempts: 0 });
+    const again = await api.request('POST', `/v1/ops/jobs/${dead}/retry`, { token: ops });
+    expect(again.status).toBe(409);
+    expect(again.body.title).toBe('Conflict');
+  });
+
+  it('cancels a queued job, and then cannot cancel it again', async () => {
+    expect((await api.request('POST', `/v1/ops/jobs/${queued}/cancel`, { token: ops })).body.status).toBe('cancelled');
+    expect((await api.request('POST', `/v1/ops/jobs/${queued}/cancel`, { token: ops })).status).toBe(409);
+  });
+
+  it('refuses user tokens (403) and no token (401)', async () => {
+    const user = await api.token('alice');
+    for (const path of ['/v1/ops/queue', '/v1/ops/jobs', `/v1/ops/jobs/${dead}`]) {
+      expect((await api.request('GET', path, { token: user })).status).toBe(403);
+      expect((await api.request('GET', path)).status).toBe(401);
+    }
+    expect((await api.request('POST', `/v1/ops/jobs/${dead}/retry`, { token: user })).status).toBe(403);
+  });
+});
