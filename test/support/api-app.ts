@@ -40,6 +40,8 @@ export async function startTestApi(options: {
   imports?: DynamicModule[];
   /** Run the worker in the same process (ROLE=all), with these queue settings. */
   worker?: WorkerModuleOptions['queue'];
+  /** With `worker`: overrides for the push clients, e.g. endpoints of the local APNs and FCM fakes. */
+  push?: WorkerModuleOptions['push'];
 }): Promise<TestApi> {
   const config = loadConfig({
     AUTH_JWT_SECRET: TEST_SECRET,
@@ -53,7 +55,7 @@ export async function startTestApi(options: {
   const registry = new Registry();
   const imports = [...(options.imports ?? [])];
   if (options.worker) {
-    imports.push(WorkerModule.forRoot({ config, logger, registry, clock, databaseUrl: options.databaseUrl, queue: options.worker }));
+    imports.push(WorkerModule.forRoot({ config, logger, registry, clock, databaseUrl: options.databaseUrl, queue: options.worker, push: options.push }));
   }
   const app = await createApiApp({ config, logger, registry, clock: clock as Clock, databaseUrl: options.databaseUrl, imports });
   await app.listen(0, '127.0.0.1');

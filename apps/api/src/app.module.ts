@@ -5,6 +5,7 @@ import type { Logger } from 'pino';
 import { Registry } from 'prom-client';
 import { type Clock, type Config, ConfigModule } from '@nudge/config';
 import { DatabaseModule, PG_POOL } from '@nudge/database';
+import { PushJobsModule } from '@nudge/push';
 import { QueueMetrics } from '@nudge/queue';
 import { RemindersModule } from '@nudge/reminders';
 import { UsersModule } from '@nudge/users';
@@ -13,9 +14,11 @@ import { DevicesController } from './devices/devices.controller.js';
 import { HealthController } from './health/health.controller.js';
 import { MeController } from './me/me.controller.js';
 import { MetricsController } from './metrics/metrics.controller.js';
+import { NotificationsController } from './notifications/notifications.controller.js';
 import { OpsController } from './ops/ops.controller.js';
 import { OpsPageController } from './ops/ops-page.controller.js';
 import { QueueOpsService } from './ops/queue-ops.service.js';
+import { TokenCleanupController } from './ops/token-cleanup.controller.js';
 import { RemindersController } from './reminders/reminders.controller.js';
 import { ProblemDetailsFilter } from './http/problem-details.filter.js';
 
@@ -49,9 +52,11 @@ export class ApiModule {
         DatabaseModule.forRoot({ url: options.databaseUrl }),
         UsersModule,
         RemindersModule,
+        PushJobsModule,
         ...(options.imports ?? []),
       ],
-      controllers: [HealthController, MetricsController, MeController, DevicesController, RemindersController, OpsController, OpsPageController],
+      controllers: [HealthController, MetricsController, MeController, DevicesController, RemindersController, OpsController, OpsPageController,
+        NotificationsController, TokenCleanupController],
       providers: [
         ...queueMetrics,
         QueueOpsService,

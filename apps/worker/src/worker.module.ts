@@ -2,7 +2,16 @@ import { type DynamicModule, Injectable, Module, type OnModuleInit } from '@nest
 import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
 import type { Clock, Config } from '@nudge/config';
-import { PushModule } from '@nudge/push';
+import {
+  DEFAULT_INACTIVE_DAYS,
+  PushJobsModule,
+  PushModule,
+  type PushProviderOverrides,
+  SEND_NOTIFICATION,
+  SendNotificationHandler,
+  TOKEN_CLEANUP,
+  TokenCleanupService,
+} from '@nudge/push';
 import { QueueModule, Worker } from '@nudge/queue';
 import { REMINDER_SWEEP, RemindersModule, ReminderSweep, SEND_REMINDER, SendReminderHandler } from '@nudge/reminders';
 import { UsersModule } from '@nudge/users';
@@ -15,6 +24,8 @@ export interface WorkerModuleOptions {
   clock?: Clock;
   /** Tests set knobs such as the poll interval; production uses the defaults. */
   queue?: Partial<Parameters<typeof QueueModule.forRoot>[0]>;
+  /** Other endpoints or credentials for the push clients (tests: the local APNs and FCM fakes). */
+  push?: PushProviderOverrides;
 }
 
 /** Every job kind this worker runs, and what runs it. */
@@ -24,10 +35,13 @@ class JobHandlers implements OnModuleInit {
     private readonly worker: Worker,
     private readonly sendReminder: SendReminderHandler,
     private readonly sweep: ReminderSweep,
+    private readonly sendNotification: SendNotificationHandler,
+    private readonly tokenCleanup: TokenCleanupService,
   ) {}
 
   onModuleInit(): void {
     this.worker.register(SEND_REMINDER, this.sendReminder.handle).register(REMINDER_SWEEP, this.sweep.handle);
+    this.worker.register(SEND_NOTIFICATION, this.sendNotification.handle).register(TOKEN_CLEANUP, this.tokenCleanup.handle);
   }
 }
 
@@ -44,17 +58,21 @@ export class WorkerModule {
           concurrency: config.workerConcurrency,
           leaseSeconds: config.jobLeaseSeconds,
           housekeeping: { retentionDays: config.jobRetentionDays },
-          recurring: [{ kind: REMINDER_SWEEP, everySeconds: 600 }],
+          recurring: [
+            { kind: REMINDER_SWEEP, everySeconds: 600 },
+            { kind: TOKEN_CLEANUP, everySeconds: 86_400, payload: { inactiveDays: DEFAULT_INACTIVE_DAYS } },
+          ],
           clock: options.clock,
           logger: options.logger,
           registry: options.registry,
           ...options.queue,
         }),
-        PushModule,
+        PushModule.forRoot(options.push),
+        PushJobsModule,
         UsersModule,
         RemindersModule,
       ],
-      providers: [SendReminderHandler, ReminderSweep, JobHandlers],
+      providers: [SendReminderHandler, ReminderSweep, SendNotificationHandler, JobHandlers],
     };
   }
 }

@@ -1,12 +1,24 @@
-import { Global, Inject, Injectable, Module, type OnApplicationShutdown } from '@nestjs/common';
+import { type DynamicModule, Global, Inject, Injectable, Module, type OnApplicationShutdown } from '@nestjs/common';
 import type pg from 'pg';
 import type { Logger } from 'pino';
 import { Clock, CONFIG, type Config, LOGGER } from '@nudge/config';
 import { PG_POOL } from '@nudge/database';
-import { createPushProviders, describePushProviders, type PushProviders } from './provider-registry.js';
+import {
+  createPushProviders,
+  describePushProviders,
+  type PushProviderDependencies,
+  type PushProviders,
+} from './provider-registry.js';
 import { PushDelivery } from './push-delivery.js';
 
 export const PUSH_PROVIDERS = Symbol('PUSH_PROVIDERS');
+export const PUSH_PROVIDER_OVERRIDES = Symbol('PUSH_PROVIDER_OVERRIDES');
+
+/**
+ * Merged over what the credentials give: other endpoints, CAs, an FCM
+ * credential or connection (a relay, or the local fakes in tests).
+ */
+export type PushProviderOverrides = Omit<PushProviderDependencies, 'db'>;
 
 @Injectable()
 class PushProvidersLifecycle implements OnApplicationShutdown {
@@ -26,10 +38,17 @@ class PushProvidersLifecycle implements OnApplicationShutdown {
   providers: [
     {
       provide: PUSH_PROVIDERS,
-      inject: [CONFIG, PG_POOL, LOGGER],
-      useFactory: (config: Config, pool: pg.Pool, logger: Logger): PushProviders => {
+      inject: [CONFIG, PG_POOL, LOGGER, Clock, { token: PUSH_PROVIDER_OVERRIDES, optional: true }],
+      useFactory: (config: Config, pool: pg.Pool, logger: Logger, clock: Clock, overrides?: PushProviderOverrides): PushProviders => {
         logger.info(describePushProviders(config));
-        return createPushProviders(config, { db: pool });
+        // Retry-After dates and FCM's TTL are read against the injected clock.
+        const now = () => clock.now();
+        return createPushProviders(config, {
+          db: pool,
+          simulated: overrides?.simulated,
+          apns: { now, ...overrides?.apns },
+          fcm: { now, ...overrides?.fcm },
+        });
       },
     },
     {
@@ -41,4 +60,12 @@ class PushProvidersLifecycle implements OnApplicationShutdown {
   ],
   exports: [PUSH_PROVIDERS, PushDelivery],
 })
-export class PushModule {}
+export class PushModule {
+  /** The module with overrides for the provider clients (see PushProviderOverrides). */
+  static forRoot(overrides: PushProviderOverrides = {}): DynamicModule {
+    return {
+      module: PushModule,
+      providers: [{ provide: PUSH_PROVIDER_OVERRIDES, useValue: overrides }],
+    };
+  }
+}

@@ -3,6 +3,7 @@ import { Inject, Injectable, type OnModuleInit } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { type DataSource, type EntityManager, IsNull } from 'typeorm';
 import { Clock, CONFIG, type Config, DomainError } from '@nudge/config';
+import { assertPayloadFits } from '@nudge/push';
 import { cancelJobs, enqueue, queryRows, type QueryExecutor } from '@nudge/queue';
 import { localIsoAt, occurrences as occurrencesOf, validateSchedule } from '@nudge/scheduling';
 import { UserEntity, UserEvents, UsersService } from '@nudge/users';
@@ -60,6 +61,7 @@ export class RemindersService implements OnModuleInit {
    * again, and the same key with another body is a 409.
    */
   async create(userId: string, input: ReminderInput, idempotencyKey?: string): Promise<ReminderView> {
+    checkPushSize(input);
     return this.dataSource.transaction(async (tx) => {
       const user = await this.users.lock(tx, userId);
       if (!user) throw DomainError.conflict('The user has no profile yet: create it with PUT /v1/me first.');
@@ -136,6 +138,7 @@ export class RemindersService implements OnModuleInit {
       if (patch.startDate !== undefined) reminder.startDate = patch.startDate;
       if (patch.enabled !== undefined) reminder.enabled = patch.enabled;
       if (patch.data !== undefined) reminder.data = patch.data;
+      checkPushSize(reminder);
       this.checkSchedule({ ...reminder, timeZone: reminder.timeZone ?? user!.timeZone });
       reminder.version += 1;
       reminder.updatedAt = now;
@@ -322,6 +325,19 @@ export class RemindersService implements OnModuleInit {
 }
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/**
+ * A 400 now rather than a dead job later: the push of an occurrence must fit
+ * in 4 KiB. Measured as SendReminderHandler builds it, with the keys it adds
+ * to `data` (placeholders of the real lengths).
+ */
+function checkPushSize(reminder: Pick<ReminderInput, 'title' | 'body' | 'data'>): void {
+  assertPayloadFits({
+    title: reminder.title,
+    body: reminder.body ?? undefined,
+    data: { ...(reminder.data ?? {}), reminderId: '00000000-0000-0000-0000-000000000000', occurrence: '2000-01-01' },
+  });
+}
 
 /** Today's date in the zone, YYYY-MM-DD: the default start of a rule. */
 function todayIn(zone: string, now: Date): string {

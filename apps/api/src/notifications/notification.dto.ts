@@ -1,0 +1,41 @@
+import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import { IsBoolean, IsObject, IsOptional, IsString, Length, Matches, MaxLength, ValidateIf } from 'class-validator';
+
+export class CreateNotificationDto {
+  @ApiProperty({ example: 'alice', maxLength: 128, description: 'a user without a profile or devices is accepted: the job records skipped (no_device)' })
+  @IsString()
+  @Length(1, 128)
+  userId: string;
+
+  @ApiProperty({ example: 'Your order shipped', maxLength: 200 })
+  @IsString()
+  @Length(1, 200)
+  title: string;
+
+  @ApiPropertyOptional({ example: 'Arriving Thursday', maxLength: 2000, nullable: true })
+  @IsOptional()
+  @ValidateIf((_o, v) => v !== null)
+  @IsString()
+  @MaxLength(2000)
+  body?: string | null;
+
+  @ApiPropertyOptional({ description: 'passed through to the app in the push (deep links)', nullable: true })
+  @IsOptional()
+  @ValidateIf((_o, v) => v !== null)
+  @IsObject()
+  data?: Record<string, unknown> | null;
+
+  @ApiProperty({ example: 'order-1234-shipped', description: 'the event id: the same key twice makes one job (another body with it: 409)' })
+  @IsString()
+  @Matches(/^[\x21-\x7e]{1,255}$/, { message: 'idempotencyKey must be 1 to 255 printable ASCII characters' })
+  idempotencyKey: string;
+
+  @ApiPropertyOptional({ default: false, description: "delivered through the user's quiet hours" })
+  @IsOptional()
+  @IsBoolean()
+  timeSensitive?: boolean;
+}
+
+export class NotificationAcceptedDto {
+  @ApiProperty({ example: '42', description: 'the send_notification job (GET /v1/ops/jobs/{id})' }) jobId: string;
+}

@@ -1,0 +1,81 @@
+import { isDeepStrictEqual } from 'node:util';
+import { Inject, Injectable } from '@nestjs/common';
+import type pg from 'pg';
+import { Clock, DomainError } from '@nudge/config';
+import { PG_POOL } from '@nudge/database';
+import { enqueue, type QueryExecutor } from '@nudge/queue';
+import { assertPayloadFits } from './payload-limit.js';
+
+export const SEND_NOTIFICATION = 'send_notification';
+const MAX_ATTEMPTS = 8;
+
+/** An event push to one user, e.g. "your order shipped". */
+export interface NotificationInput {
+  userId: string;
+  title: string;
+  body?: string | null;
+  /** Passed through to the app (deep links). */
+  data?: Record<string, unknown> | null;
+  /** The caller's id for this event: the same key twice makes one job. */
+  idempotencyKey: string;
+  /** Delivered through quiet hours (never when the user turned notifications off). */
+  timeSensitive?: boolean;
+}
+
+export interface SendNotificationPayload {
+  userId: string;
+  title: string;
+  body: string | null;
+  data: Record<string, unknown> | null;
+  timeSensitive: boolean;
+}
+
+export interface NotificationAccepted {
+  jobId: string;
+  /** False when the key already had a job: that job is returned. */
+  created: boolean;
+}
+
+/**
+ * Turns an event into a `send_notification` job. `notify` joins the caller's
+ * transaction (a pg client after BEGIN, a TypeORM EntityManager or
+ * QueryRunner), so a domain change and its push commit or roll back together.
+ *
+ * A user id without a profile or devices is accepted: the job records
+ * `skipped` / `no_device`, so the caller need not know who installed the app.
+ */
+@Injectable()
+export class NotificationsService {
+  constructor(
+    @Inject(PG_POOL) private readonly pool: pg.Pool,
+    private readonly clock: Clock,
+  ) {}
+
+  async notify(executor: QueryExecutor, input: NotificationInput): Promise<NotificationAccepted> {
+    // Through JSON, as the job will store it, so that a repeat compares equal.
+    const payload = JSON.parse(
+      JSON.stringify({
+        userId: input.userId,
+        title: input.title,
+        body: input.body ?? null,
+        data: input.data ?? null,
+        timeSensitive: input.timeSensitive ?? false,
+      } satisfies SendNotificationPayload),
+    ) as SendNotificationPayload;
+    assertPayloadFits({ title: payload.title, body: payload.body ?? undefined, data: payload.data ?? undefined, timeSensitive: payload.timeSensitive });
+    const { job, created } = await enqueue(
+      executor,
+      { kind: SEND_NOTIFICATION, payload, idempotencyKey: `notification:${input.idempotencyKey}`, maxAttempts: MAX_ATTEMPTS },
+      { now: this.clock.now() },
+    );
+    if (!created && !isDeepStrictEqual(job.payload, payload)) {
+      throw DomainError.conflict('This idempotencyKey was already used for a different notification.');
+    }
+    return { jobId: job.id, created };
+  }
+
+  /** `notify` in a transaction of its own (the HTTP API). */
+  async send(input: NotificationInput): Promise<NotificationAccepted> {
+    return this.notify(this.pool, input);
+  }
+}

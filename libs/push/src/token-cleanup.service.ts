@@ -1,0 +1,99 @@
+import { Inject, Injectable } from '@nestjs/common';
+import type pg from 'pg';
+import type { Logger } from 'pino';
+import { Counter, Registry } from 'prom-client';
+import { Clock, LOGGER } from '@nudge/config';
+import { PG_POOL } from '@nudge/database';
+import { type ClaimedJob, enqueue, queryRows } from '@nudge/queue';
+
+export const TOKEN_CLEANUP = 'token_cleanup';
+export const DEFAULT_INACTIVE_DAYS = 60;
+const BATCH = 1000;
+
+export interface TokenCleanupPayload {
+  inactiveDays?: number;
+}
+
+export interface TokenCleanupResult {
+  /** Devices a provider had rejected (deactivated). */
+  deactivated: number;
+  /** Active devices not seen for `inactiveDays`. */
+  stale: number;
+}
+
+/**
+ * Token hygiene: deletes the devices whose token a provider rejected
+ * (PushDelivery deactivates them) and those not seen for `inactiveDays`.
+ * Runs as the `token_cleanup` job — daily, and on demand from the ops API —
+ * in batches of 1000, each statement its own short transaction.
+ */
+@Injectable()
+export class TokenCleanupService {
+  private readonly removed: Counter<'reason'>;
+
+  constructor(
+    @Inject(PG_POOL) private readonly pool: pg.Pool,
+    private readonly clock: Clock,
+    @Inject(LOGGER) private readonly logger: Logger,
+    registry: Registry,
+  ) {
+    this.removed =
+      (registry.getSingleMetric('nudge_tokens_removed_total') as Counter<'reason'> | undefined) ??
+      new Counter({
+        name: 'nudge_tokens_removed_total',
+        help: 'Devices deleted by token cleanup, by reason (deactivated: rejected by the provider; stale: not seen for inactiveDays)',
+        labelNames: ['reason'],
+        registers: [registry],
+      });
+  }
+
+  /** Queues a cleanup now; returns its job id. */
+  async request(inactiveDays = DEFAULT_INACTIVE_DAYS): Promise<{ jobId: string }> {
+    const { job } = await enqueue(
+      this.pool,
+      { kind: TOKEN_CLEANUP, payload: { inactiveDays } satisfies TokenCleanupPayload, maxAttempts: 3 },
+      { now: this.clock.now() },
+    );
+    return { jobId: job.id };
+  }
+
+  readonly handle = async (job: ClaimedJob<TokenCleanupPayload>): Promise<void> => {
+    const inactiveDays = job.payload.inactiveDays ?? DEFAULT_INACTIVE_DAYS;
+    const result = await this.cleanUp(inactiveDays);
+    this.logger.info(
+      { jobId: job.id, kind: job.kind, attempt: job.attempts, inactiveDays, removed: result.deactivated + result.stale, ...result },
+      'token cleanup removed devices',
+    );
+  };
+
+  async cleanUp(inactiveDays: number): Promise<TokenCleanupResult> {
+    const unseenSince = new Date(this.clock.now().getTime() - inactiveDays * 86_400_000);
+    const result: TokenCleanupResult = { deactivated: 0, stale: 0 };
+    for (;;) {
+      // `active AND …` lets the planner use both partial indexes (devices_inactive_idx,
+      // devices_cleanup_idx); the outer condition re-checks rows a PUT reactivated meanwhile.
+      const [row] = await queryRows<{ deactivated: number; stale: number }>(
+        this.pool,
+        `WITH doomed AS (
+           SELECT id FROM devices
+            WHERE NOT active OR (active AND last_seen_at < $1)
+            LIMIT $2
+            FOR UPDATE SKIP LOCKED
+         ), deleted AS (
+           DELETE FROM devices d USING doomed
+            WHERE d.id = doomed.id AND (NOT d.active OR d.last_seen_at < $1)
+           RETURNING d.active
+         )
+         SELECT count(*) FILTER (WHERE NOT active)::int AS deactivated, count(*) FILTER (WHERE active)::int AS stale FROM deleted`,
+        [unseenSince, BATCH],
+      );
+      const deactivated = row?.deactivated ?? 0;
+      const stale = row?.stale ?? 0;
+      result.deactivated += deactivated;
+      result.stale += stale;
+      if (deactivated > 0) this.removed.inc({ reason: 'deactivated' }, deactivated);
+      if (stale > 0) this.removed.inc({ reason: 'stale' }, stale);
+      if (deactivated + stale < BATCH) return result;
+    }
+  }
+}
