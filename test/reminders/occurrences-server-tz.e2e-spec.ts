@@ -58,10 +58,10 @@ describe.each(SERVER_ZONES)('GET /occurrences with the server in TZ=%s', (server
       method: 'POST',
       headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
       body: JSON.stringify({ title: 't', localTime, timeZone, recurrence, startDate }),
-    }).then((r) => r.json());
+    }).then((r) => r.json() as Promise<{ id: string }>);
     const after = '2026-01-01T00:00:00.000Z';
     const res = await fetch(`${base}/v1/reminders/${created.id}/occurrences?count=40&after=${after}`, { headers: { authorization: `Bearer ${token}` } });
-    const body = await res.json();
+    const body = (await res.json()) as { occurrences: unknown[] };
     const expected = occurrences({ timeZone, localTime, recurrence, startDate }, new Date(after), 40).map((o) => ({ at: o.at.toISOString(), local: o.local }));
     expect(expected.length).toBe(40);
     expect(body.occurrences).toEqual(expected);
