@@ -1,0 +1,149 @@
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { FixedClock } from '@nudge/config';
+import { collapseIdFor } from '@nudge/push';
+import { createTestDatabase, type TestDatabase } from '../support/database.js';
+import { eventually, startTestApi, type TestApi } from '../support/api-app.js';
+import { generateApnsSigningKey, startFakeApns, type FakeApns } from './fakes/fake-apns.js';
+import { connectToFakeFcm, fakeFcmCredential, startFakeFcm, type FakeFcm } from './fakes/fake-fcm.js';
+
+// The whole app configured with APNs and FCM credentials (as the environment
+// gives them), the real @parse/node-apn and firebase-admin clients pointed at
+// the local fakes through PushModule's overrides, a real worker and a real
+// PostgreSQL: one user with an iPhone and an Android phone.
+
+const signing = generateApnsSigningKey();
+const IOS_TOKEN = 'ab'.repeat(32);
+const ANDROID_TOKEN = 'fcm-android-token-1';
+
+describe('delivery through APNs and FCM (local fakes)', () => {
+  let db: TestDatabase;
+  let api: TestApi;
+  let apns: FakeApns;
+  let fcm: FakeFcm;
+  let folder: string;
+  let bearer: string;
+
+  beforeAll(async () => {
+    [db, apns, fcm] = await Promise.all([createTestDatabase(), startFakeApns(signing), startFakeFcm()]);
+    folder = await mkdtemp(join(tmpdir(), 'nudge-push-e2e-'));
+    const keyFile = join(folder, 'AuthKey.p8');
+    await writeFile(keyFile, signing.privateKey);
+    api = await startTestApi({
+      databaseUrl: db.url,
+      // 08:00 in Lisbon is 07:00 UTC the same day: no clock move crosses midnight, so the daily
+      // token_cleanup does not run again and remove the devices deactivated below.
+      clock: new FixedClock('2026-09-01T01:00:00Z'),
+      env: {
+        APNS_KEY_FILE: keyFile,
+        APNS_KEY_ID: signing.keyId,
+        APNS_TEAM_ID: signing.teamId,
+        APNS_TOPIC: 'com.example.nudge',
+        // Never read: the credential override below stands in for the service account.
+        FCM_SERVICE_ACCOUNT_FILE: join(folder, 'service-account.json'),
+      },
+      worker: { pollIntervalMs: 20 },
+      push: {
+        apns: { address: apns.address, port: apns.port, ca: apns.ca },
+        fcm: { credential: fakeFcmCredential(fcm), projectId: fcm.projectId, connect: connectToFakeFcm(fcm) },
+      },
+    });
+    bearer = await api.token('both');
+    expect((await api.request('PUT', '/v1/me', { token: bearer, body: { timeZone: 'Europe/Lisbon' } })).status).toBe(201);
+    for (const [id, platform, pushToken] of [['iphone', 'ios', IOS_TOKEN], ['pixel', 'android', ANDROID_TOKEN]]) {
+      expect((await api.request('PUT', `/v1/me/devices/${id}`, { token: bearer, body: { platform, pushToken } })).status).toBe(201);
+    }
+  });
+  afterAll(async () => {
+    await api?.close();
+    await Promise.all([db?.drop(), apns?.stop(), fcm?.stop()]);
+    await rm(folder, { recursive: true, force: true });
+  });
+
+  const ledger = async (jobId: string) =>
+    (await db.pool.query(`SELECT platform, provider, status FROM push_deliveries WHERE job_id = $1 ORDER BY platform`, [jobId])).rows;
+
+  const settled = (jobId: string) =>
+    eventually(async () => {
+      const { rows } = await db.pool.query(`SELECT status, attempts, run_at, last_error FROM jobs WHERE id = $1`, [jobId]);
+      return rows[0] && rows[0].status !== 'running' && (rows[0].status !== 'queued' || rows[0].attempts > 0) ? rows[0] : undefined;
+    }, `job ${jobId}`);
+
+  it('says at boot that it uses APNs and FCM', () => {
+    expect(api.logs.text).toContain('push: iOS via APNs (sandbox); Android via FCM');
+  });
+
+  it('a reminder reaches both services, with the job’s collapse id and the deep-link data', async () => {
+    const created = await api.request('POST', '/v1/reminders', {
+      token: bearer,
+      body: { title: 'Water the plants', body: 'The ferns first', localTime: '08:00', recurrence: 'FREQ=DAILY', data: { url: 'app://plants' } },
+    });
+    expect(created.status).toBe(201);
+    const { rows: [job] } = await db.pool.query(
+      `SELECT j.id FROM reminder_occurrences o JOIN jobs j ON j.id = o.job_id WHERE o.reminder_id = $1`, [created.body.id]);
+    api.clock.set(created.body.nextOccurrence.at);
+    expect((await settled(job.id)).status).toBe('succeeded');
+
+    const [ios] = apns.requestsFor(IOS_TOKEN);
+    expect(apns.requestsFor(IOS_TOKEN)).toHaveLength(1);
+    expect(ios!.jwtValid).toBe(true);
+    expect(ios!.headers['apns-collapse-id']).toBe(collapseIdFor(job.id));
+    expect(ios!.body).toMatchObject({ aps: { alert: { title: 'Water the plants', body: 'The ferns first' } }, url: 'app://plants' });
+
+    const [android] = fcm.requestsFor(ANDROID_TOKEN);
+    expect(fcm.requestsFor(ANDROID_TOKEN)).toHaveLength(1);
+    expect(android!.body.message).toMatchObject({
+      token: ANDROID_TOKEN,
+      notification: { title: 'Water the plants', body: 'The ferns first' },
+      data: { url: 'app://plants' },
+      android: { collapse_key: collapseIdFor(job.id) },
+    });
+    expect(await ledger(job.id)).toEqual([
+      { platform: 'android', provider: 'fcm', status: 'sent' },
+      { platform: 'ios', provider: 'apns', status: 'sent' },
+    ]);
+  });
+
+  it('APNs 429 with Retry-After delays the retry by exactly that; the FCM device is not sent twice', async () => {
+    apns.answer(IOS_TOKEN, { status: 429, reason: 'TooManyRequests', headers: { 'retry-after': '300' } });
+    const before = fcm.requestsFor(ANDROID_TOKEN).length;
+    const now = api.clock.now();
+    const res = await api.request('POST', '/v1/notifications', {
+      token: await api.token('backend', ['ops']),
+      body: { userId: 'both', title: 'Order shipped', idempotencyKey: 'order-9' },
+    });
+    expect(res.status).toBe(202);
+    const first = await settled(res.body.jobId);
+    expect(first).toMatchObject({ status: 'queued', attempts: 1 });
+    expect(first.run_at.toISOString()).toBe(new Date(now.getTime() + 300_000).toISOString());
+
+    api.clock.set(first.run_at);
+    await eventually(async () => (await settled(res.body.jobId)).status === 'succeeded', 'the retry');
+    expect(fcm.requestsFor(ANDROID_TOKEN).length - before).toBe(1);
+    const sends = apns.requestsFor(IOS_TOKEN).slice(-2);
+    expect(sends.map((r) => r.status)).toEqual([429, 200]);
+    expect(new Set(sends.map((r) => r.headers['apns-collapse-id']))).toEqual(new Set([collapseIdFor(res.body.jobId)]));
+  });
+
+  it('an APNs 410 Unregistered and an FCM UNREGISTERED deactivate those devices', async () => {
+    apns.answer(IOS_TOKEN, { status: 410, reason: 'Unregistered', timestamp: Date.parse('2026-08-31T00:00:00Z') });
+    fcm.answer(ANDROID_TOKEN, { status: 404, grpcStatus: 'NOT_FOUND', errorCode: 'UNREGISTERED', message: 'Requested entity was not found.' });
+    const res = await api.request('POST', '/v1/notifications', {
+      token: await api.token('backend', ['ops']),
+      body: { userId: 'both', title: 'Gone', idempotencyKey: 'gone-1' },
+    });
+    expect((await settled(res.body.jobId)).status).toBe('succeeded');
+    const devices = (await api.request('GET', '/v1/me/devices', { token: bearer })).body.devices;
+    const states = devices.map((d: { installationId: string; active: boolean; deactivatedReason: string }) => [d.installationId, d.active, d.deactivatedReason]);
+    expect(states.sort()).toEqual([
+      ['iphone', false, expect.stringMatching(/^invalid_token: .*Unregistered/)],
+      ['pixel', false, expect.stringMatching(/^invalid_token: /)],
+    ]);
+    expect(await ledger(res.body.jobId)).toEqual([
+      { platform: 'android', provider: 'fcm', status: 'invalid_token' },
+      { platform: 'ios', provider: 'apns', status: 'invalid_token' },
+    ]);
+  });
+});
