@@ -36,11 +36,12 @@ const TITLES: Record<number, string> = {
   415: 'Unsupported Media Type',
   422: 'Unprocessable Content',
   429: 'Too Many Requests',
+  431: 'Request Header Fields Too Large',
   500: 'Internal Server Error',
   503: 'Service Unavailable',
 };
 
-function problem(status: number, detail: string, extra: Partial<ProblemDetails> = {}): ProblemDetails {
+export function problem(status: number, detail: string, extra: Partial<ProblemDetails> = {}): ProblemDetails {
   const title = TITLES[status] ?? 'Error';
   const slug = title.toLowerCase().replace(/[^a-z]+/g, '-');
   return { type: `https://nudge.dev/problems/${slug}`, title, status, detail, ...extra };
@@ -58,6 +59,8 @@ function bodyParserProblem(error: unknown): ProblemDetails | undefined {
     case 'encoding.unsupported':
     case 'charset.unsupported':
       return problem(415, 'The request body must be UTF-8 JSON.');
+    case 'content.type.unsupported':
+      return problem(415, 'The request body must be JSON, sent with Content-Type: application/json.');
     default:
       return e.status >= 400 && e.status < 500 ? problem(e.status, 'The request body could not be read.') : undefined;
   }

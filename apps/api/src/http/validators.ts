@@ -1,9 +1,15 @@
 import { type PipeTransform, Injectable } from '@nestjs/common';
-import { registerDecorator, type ValidationArguments, type ValidationOptions } from 'class-validator';
+import { registerDecorator, ValidateIf, type ValidationArguments, type ValidationOptions } from 'class-validator';
 import { DomainError } from '@nudge/config';
 import { parseLocalDate, parseRecurrence, validateTimeZone } from '@nudge/scheduling';
 
 export const LOCAL_TIME_PATTERN = /^([01]\d|2[0-3]):[0-5]\d$/;
+
+/**
+ * A field that may be left out but is never null (unlike @IsOptional, which
+ * lets null through to a NOT NULL column: a 500 instead of a 400).
+ */
+export const Omittable = () => ValidateIf((_object, value) => value !== undefined);
 
 /**
  * A class-validator rule backed by a scheduling parser, so that the API refuses

@@ -2,7 +2,7 @@ import { ApiProperty, ApiPropertyOptional, PartialType } from '@nestjs/swagger';
 import { Type } from 'class-transformer';
 import { IsBoolean, IsOptional, Matches, ValidateIf, ValidateNested } from 'class-validator';
 import type { UserEntity } from '@nudge/users';
-import { IsIanaTimeZone, IsLocale, LOCAL_TIME_PATTERN } from '../http/validators.js';
+import { IsIanaTimeZone, IsLocale, LOCAL_TIME_PATTERN, Omittable } from '../http/validators.js';
 
 export class QuietHoursDto {
   @ApiProperty({ example: '22:00', description: 'local start, HH:mm' })
@@ -32,18 +32,22 @@ export class PutProfileDto {
   quietHours?: QuietHoursDto | null;
 
   @ApiPropertyOptional({ default: true, description: "a device reporting a new zone moves the user's zone (travel)" })
-  @IsOptional()
+  @Omittable()
   @IsBoolean()
   followDeviceTimeZone?: boolean;
 
   @ApiPropertyOptional({ default: true })
-  @IsOptional()
+  @Omittable()
   @IsBoolean()
   notificationsEnabled?: boolean;
 }
 
-/** Any subset of the profile; the same rules apply to each field given. */
-export class PatchProfileDto extends PartialType(PutProfileDto) {}
+/**
+ * Any subset of the profile; the same rules apply to each field given. A field
+ * may be left out but not set to null unless it is nullable (locale,
+ * quietHours): `timeZone: null` is a 400, not a NOT NULL violation (500).
+ */
+export class PatchProfileDto extends PartialType(PutProfileDto, { skipNullProperties: false }) {}
 
 export class ProfileDto {
   @ApiProperty() userId: string;

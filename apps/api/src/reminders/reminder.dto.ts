@@ -1,7 +1,7 @@
 import { ApiProperty, ApiPropertyOptional, OmitType, PartialType } from '@nestjs/swagger';
 import { Type } from 'class-transformer';
 import { IsBoolean, IsInt, IsISO8601, IsObject, IsOptional, IsString, Length, Matches, Max, MaxLength, Min, ValidateIf } from 'class-validator';
-import { IsIanaTimeZone, IsLocalDate, IsRecurrence, LOCAL_TIME_PATTERN } from '../http/validators.js';
+import { IsIanaTimeZone, IsLocalDate, IsRecurrence, LOCAL_TIME_PATTERN, Omittable } from '../http/validators.js';
 
 export class CreateReminderDto {
   @ApiProperty({ example: 'Stretch', maxLength: 200 })
@@ -30,12 +30,12 @@ export class CreateReminderDto {
   recurrence: string;
 
   @ApiPropertyOptional({ example: '2027-01-04', description: 'YYYY-MM-DD; default: today in the zone' })
-  @IsOptional()
+  @Omittable()
   @IsLocalDate()
   startDate?: string;
 
   @ApiPropertyOptional({ default: true })
-  @IsOptional()
+  @Omittable()
   @IsBoolean()
   enabled?: boolean;
 
@@ -46,7 +46,8 @@ export class CreateReminderDto {
   data?: Record<string, unknown> | null;
 }
 
-export class UpdateReminderDto extends PartialType(OmitType(CreateReminderDto, ['timeZone'] as const)) {
+// Fields may be left out, but null only where the field is nullable (body, data, timeZone).
+export class UpdateReminderDto extends PartialType(OmitType(CreateReminderDto, ['timeZone'] as const), { skipNullProperties: false }) {
   @ApiPropertyOptional({ nullable: true, description: "null: follow the user's zone from now on" })
   @IsOptional()
   @ValidateIf((_o, v) => v !== null)

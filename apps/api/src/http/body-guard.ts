@@ -1,0 +1,61 @@
+import type { NextFunction, Request, Response } from 'express';
+import { DomainError, type FieldError } from '@nudge/config';
+
+/** Deeper than any body of ours; class-transformer recurses once per level and would overflow the stack. */
+export const MAX_JSON_DEPTH = 32;
+
+const JSON_TYPE = /^application\/([a-z0-9.+-]+\+)?json\s*(;|$)/i;
+
+/** An error shaped like body-parser's, so the problem filter maps it as it maps theirs. */
+function unsupportedMediaType(): Error {
+  return Object.assign(new Error('unsupported media type'), { type: 'content.type.unsupported', status: 415, expose: true });
+}
+
+/**
+ * Before the JSON body parser: a body that is not JSON is refused with 415
+ * instead of being ignored (a PATCH with a form body would otherwise "succeed"
+ * with no change).
+ */
+export function requireJsonBody() {
+  return (request: Request, _response: Response, next: NextFunction) => {
+    const hasBody = request.headers['transfer-encoding'] !== undefined || Number(request.headers['content-length'] ?? 0) > 0;
+    if (hasBody && ['POST', 'PUT', 'PATCH'].includes(request.method) && !JSON_TYPE.test(request.headers['content-type'] ?? '')) {
+      return next(unsupportedMediaType());
+    }
+    next();
+  };
+}
+
+/**
+ * After the JSON body parser: refuses what no DTO rule would catch safely —
+ * nesting deeper than MAX_JSON_DEPTH (a stack overflow in the validator, a 500)
+ * and NUL characters, which PostgreSQL cannot store in text (a 500 at INSERT).
+ * Walks the body with an explicit stack, so the walk itself cannot overflow.
+ */
+export function guardJsonBody() {
+  return (request: Request, _response: Response, next: NextFunction) => {
+    const body: unknown = request.body;
+    if (body === null || typeof body !== 'object') return next();
+    const errors: FieldError[] = [];
+    const stack: [unknown, string, number][] = [[body, '', 0]];
+    while (stack.length > 0 && errors.length < 20) {
+      const [value, path, depth] = stack.pop()!;
+      if (typeof value === 'string') {
+        if (value.includes('\u0000')) errors.push({ path, message: `${path || 'body'} must not contain NUL characters` });
+        continue;
+      }
+      if (value === null || typeof value !== 'object') continue;
+      if (depth >= MAX_JSON_DEPTH) {
+        errors.push({ path, message: `the body is nested deeper than ${MAX_JSON_DEPTH} levels` });
+        break;
+      }
+      for (const [key, child] of Object.entries(value)) {
+        const childPath = path ? `${path}.${key}` : key;
+        if (key.includes('\u0000')) errors.push({ path: childPath.replace(/\u0000/g, '\\0'), message: 'field names must not contain NUL characters' });
+        stack.push([child, childPath, depth + 1]);
+      }
+    }
+    if (errors.length > 0) return next(DomainError.invalid(errors.map((e) => ({ ...e, path: e.path.replace(/\u0000/g, '\\0') }))));
+    next();
+  };
+}
