@@ -36,7 +36,8 @@ export async function verifyToken(secret: string, token: string, now: Date): Pro
       currentDate: now,
     });
     const userId = payload.sub;
-    if (typeof userId !== 'string' || userId.length === 0 || userId.length > 128) {
+    // Control characters never make a sensible id, and a NUL cannot be stored in a text column (a 500).
+    if (typeof userId !== 'string' || userId.length === 0 || userId.length > 128 || /[\u0000-\u001f\u007f-\u009f]/.test(userId)) {
       throw new InvalidTokenError('the token has no valid subject');
     }
     const scope = payload.scope;
