@@ -15,9 +15,17 @@ export class KindStatsDto {
   @ApiProperty() failedLastHour: number;
 }
 
+export class MinuteThroughputDto {
+  @ApiProperty({ example: '2026-03-02T11:59:00.000Z', description: 'start of the minute' }) minute: string;
+  @ApiProperty({ description: 'jobs that succeeded in that minute' }) succeeded: number;
+  @ApiProperty({ description: 'attempts that failed (retried, dead, lease expired) in that minute' }) failed: number;
+}
+
 export class QueueStatsDto {
   @ApiProperty() generatedAt: string;
   @ApiProperty({ type: [KindStatsDto] }) kinds: KindStatsDto[];
+  @ApiProperty({ type: [MinuteThroughputDto], description: 'all kinds, the last 60 minutes, oldest first; minutes with nothing are absent' })
+  lastHourByMinute: MinuteThroughputDto[];
 }
 
 export class JobRunDto {
