@@ -47,6 +47,9 @@ export async function startTestApi(options: {
     AUTH_JWT_SECRET: TEST_SECRET,
     DATABASE_URL: options.databaseUrl,
     ROLE: options.worker ? 'all' : 'api',
+    // Tests send hundreds of requests a second from one IP; the rate-limit test turns the limits on.
+    RATE_LIMIT_PER_MINUTE: '0',
+    RATE_LIMIT_PER_IP_PER_MINUTE: '0',
     ...options.env,
   });
   const logs = new LogCapture();

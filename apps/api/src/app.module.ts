@@ -21,6 +21,7 @@ import { QueueOpsService } from './ops/queue-ops.service.js';
 import { TokenCleanupController } from './ops/token-cleanup.controller.js';
 import { RemindersController } from './reminders/reminders.controller.js';
 import { ProblemDetailsFilter } from './http/problem-details.filter.js';
+import { rateLimiting } from './http/rate-limit.guard.js';
 
 export interface ApiModuleOptions {
   config: Config;
@@ -45,6 +46,7 @@ export class ApiModule {
           useFactory: (pool: pg.Pool) => new QueueMetrics({ registry, executor: pool, clock: options.clock, logger: options.logger }),
         }]
       : [];
+    const rateLimit = rateLimiting(options.config);
     return {
       module: ApiModule,
       imports: [
@@ -53,6 +55,7 @@ export class ApiModule {
         UsersModule,
         RemindersModule,
         PushJobsModule,
+        ...rateLimit.imports,
         ...(options.imports ?? []),
       ],
       controllers: [HealthController, MetricsController, MeController, DevicesController, RemindersController, OpsController, OpsPageController,
@@ -60,7 +63,10 @@ export class ApiModule {
       providers: [
         ...queueMetrics,
         QueueOpsService,
+        // Guards run in this order: the IP limit, authentication, the per-user limit.
+        ...rateLimit.beforeAuth,
         { provide: APP_GUARD, useClass: AuthGuard },
+        ...rateLimit.afterAuth,
         { provide: APP_FILTER, useClass: ProblemDetailsFilter },
       ],
     };

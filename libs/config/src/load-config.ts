@@ -84,6 +84,8 @@ export function loadConfig(env: Env = process.env): Config {
     skipMigrations: flag('SKIP_MIGRATIONS'),
     logLevel: oneOf('LOG_LEVEL', ['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'] as const),
     workerHealthFile: raw('WORKER_HEALTH_FILE'),
+    rateLimitPerMinute: integer('RATE_LIMIT_PER_MINUTE', 0, 1_000_000),
+    rateLimitPerIpPerMinute: integer('RATE_LIMIT_PER_IP_PER_MINUTE', 0, 1_000_000),
     apns,
     fcm: { serviceAccountFile: raw('FCM_SERVICE_ACCOUNT_FILE') },
   };
