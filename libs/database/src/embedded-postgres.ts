@@ -16,6 +16,8 @@ export interface EmbeddedOptions {
   dataDir: string;
   /** Data that is deleted when the server stops (tests); the default keeps it. */
   persistent?: boolean;
+  /** Listen on this port; default a free one. A restart on the same data and port keeps clients' URLs valid (tests). */
+  port?: number;
   onLog?: (line: string) => void;
 }
 
@@ -103,7 +105,7 @@ export async function startEmbeddedPostgres(options: EmbeddedOptions): Promise<E
   }
 
   const EmbeddedPostgres = await importWithoutSignalHooks();
-  const port = await freePort();
+  const port = options.port ?? (await freePort());
   const server = new EmbeddedPostgres({
     databaseDir: dataDir,
     user: USER,

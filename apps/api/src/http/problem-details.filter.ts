@@ -85,6 +85,7 @@ export class ProblemDetailsFilter implements ExceptionFilter {
       const retryAfter = (exception as { retryAfterSeconds?: number }).retryAfterSeconds;
       response.setHeader('Retry-After', String(retryAfter ?? 60));
     }
+    if (body.status === 503) response.setHeader('Retry-After', String(DATABASE_RETRY_AFTER_SECONDS));
     response.status(body.status).type('application/problem+json').send(JSON.stringify(body));
   }
 
@@ -106,8 +107,33 @@ export class ProblemDetailsFilter implements ExceptionFilter {
         return problem(status, detail, { instance });
       }
     }
+    if (isDatabaseUnavailable(exception)) {
+      this.logger.warn({ err: exception, method: request.method, path: instance }, 'database unavailable');
+      return problem(503, 'The database is unavailable; retry shortly. Nothing was changed unless a later read shows it.', { instance });
+    }
     const errorId = randomUUID();
     this.logger.error({ err: exception, errorId, method: request.method, path: instance }, 'unhandled error');
     return problem(500, 'Something went wrong on our side. Quote the error id when reporting it.', { instance, errorId });
   }
+}
+
+const DATABASE_RETRY_AFTER_SECONDS = 5;
+// SQLSTATE classes 08 (connection exception) and 57P (operator intervention:
+// shutdown, crash, not yet accepting), 53300 (too many connections), and the
+// node errors of a refused or dropped socket.
+const UNAVAILABLE_CODES = /^(08\w{3}|57P0[1-3]|53300|ECONNREFUSED|ECONNRESET|ENOTFOUND|ETIMEDOUT|EPIPE)$/;
+const UNAVAILABLE_MESSAGES = /Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error|Connection is not established|the database system is (starting up|shutting down|in recovery mode)/i;
+
+/**
+ * A request that failed because PostgreSQL is down or restarting (seen
+ * through TypeORM's driverError, pg's errors and AggregateError): a 503 the
+ * client may retry, not a 500 bug report.
+ */
+function isDatabaseUnavailable(error: unknown, depth = 0): boolean {
+  if (!error || typeof error !== 'object' || depth > 4) return false;
+  const e = error as { code?: unknown; message?: unknown; driverError?: unknown; cause?: unknown; errors?: unknown };
+  if (typeof e.code === 'string' && UNAVAILABLE_CODES.test(e.code)) return true;
+  if (typeof e.message === 'string' && UNAVAILABLE_MESSAGES.test(e.message)) return true;
+  const nested = [e.driverError, e.cause, ...(Array.isArray(e.errors) ? e.errors : [])];
+  return nested.some((inner) => isDatabaseUnavailable(inner, depth + 1));
 }
