@@ -247,7 +247,7 @@ describe('bad input', () => {
         }
         await check({ method: 'POST', path: '/v1/reminders', token: alice, body, headers });
       }),
-      runs(250),
+      runs(150),
     );
   });
 
@@ -282,7 +282,7 @@ describe('bad input', () => {
           case 'list': return void (await check({ method: 'GET', path: `/v1/reminders?${search}`, token: alice }));
         }
       }),
-      runs(250),
+      runs(150),
     );
   });
 
@@ -350,8 +350,8 @@ describe('bad input', () => {
       fc.asyncProperty(targets, rawBodies, contentTypes, async ([method, path], rawBody, contentType) => {
         const token = path!.startsWith('/v1/ops') || path === '/v1/notifications' ? ops : alice;
         const status = await check({ method: method!, path: path === 'REMINDER' ? `/v1/reminders/${reminderId}` : path!, token, rawBody, headers: { 'content-type': contentType } });
-        // Anything that is not a JSON object can never be a valid body here.
-        if (!/^\s*\{/.test(rawBody) && !path!.startsWith('/v1/ops') && path !== '/v1/notifications') expect(status).toBeGreaterThanOrEqual(400);
+        // Anything that is not a JSON object can never be a valid body here (no body at all is an empty PATCH).
+        if (rawBody.trim() !== '' && !/^\s*\{/.test(rawBody) && !path!.startsWith('/v1/ops') && path !== '/v1/notifications') expect(status).toBeGreaterThanOrEqual(400);
       }),
       runs(150),
     );
