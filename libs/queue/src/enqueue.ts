@@ -1,7 +1,7 @@
 import { queryRows, type QueryExecutor } from './executor.js';
 import { toJob, type JobRow } from './rows.js';
 import { ENQUEUE, ENQUEUE_MANY, JOBS_BY_KEYS } from './sql.js';
-import type { EnqueueResult, EnqueueSpec } from './types.js';
+import type { EnqueueResult, EnqueueSpec, Job } from './types.js';
 
 export const DEFAULT_MAX_ATTEMPTS = 10;
 
@@ -96,7 +96,12 @@ export async function enqueueMany<P = unknown>(
     else if (row.created || !byKey.has(row.idempotency_key)) byKey.set(row.idempotency_key, row);
   }
   // Ids come from the sequence in insertion order, which follows `ord`.
-  unkeyed.sort((a, b) => (BigInt(a.id) < BigInt(b.id) ? -1 : 1));
+  // (Compared as decimal strings: shorter is smaller, then text order; no BigInt per comparison.)
+  unkeyed.sort((a, b) => {
+    const x = String(a.id);
+    const y = String(b.id);
+    return x.length - y.length || (x < y ? -1 : x > y ? 1 : 0);
+  });
 
   const missing = normalised.filter((s) => s.idempotencyKey !== null && !byKey.has(s.idempotencyKey));
   if (missing.length > 0) {
@@ -104,18 +109,45 @@ export async function enqueueMany<P = unknown>(
     for (const row of late) byKey.set(row.idempotency_key!, { ...row, created: false });
   }
 
+  // A key repeated within `specs`: its first spec is the one inserted.
+  const firstWithKey = new Map<string, NormalisedSpec>();
+  for (const s of normalised) if (s.idempotencyKey !== null && !firstWithKey.has(s.idempotencyKey)) firstWithKey.set(s.idempotencyKey, s);
+
   const reported = new Set<string>();
   let next = 0;
   return normalised.map((s) => {
     if (s.idempotencyKey === null) {
       const row = unkeyed[next++];
       if (!row) throw new Error('enqueueMany: fewer rows inserted than specs without a key');
-      return { job: toJob<P>(row), created: true };
+      return { job: insertedJob<P>(row.id, s, now), created: true };
     }
     const row = byKey.get(s.idempotencyKey);
     if (!row) throw new Error(`enqueueMany: key ${s.idempotencyKey} conflicted but its job is gone; retry`);
     const created = row.created && !reported.has(s.idempotencyKey);
     reported.add(s.idempotencyKey);
-    return { job: toJob<P>(row), created };
+    return { job: row.created ? insertedJob<P>(row.id, firstWithKey.get(s.idempotencyKey)!, now) : toJob<P>(row), created };
   });
+}
+
+/** A job this call inserted, as its row now reads: ENQUEUE_MANY returns only the id of such a row. */
+function insertedJob<P>(id: string | number, s: NormalisedSpec, now: Date): Job<P> {
+  return {
+    id: String(id),
+    kind: s.kind,
+    // As stored: what JSON and jsonb keep of the payload (Dates become strings, undefined drops out).
+    payload: JSON.parse(s.payload) as P,
+    idempotencyKey: s.idempotencyKey,
+    priority: s.priority,
+    runAt: new Date(s.runAt.getTime()),
+    attempts: 0,
+    maxAttempts: s.maxAttempts,
+    status: 'queued',
+    lastError: null,
+    lockedAt: null,
+    lockedUntil: null,
+    lockedBy: null,
+    finishedAt: null,
+    createdAt: new Date(now.getTime()),
+    updatedAt: new Date(now.getTime()),
+  };
 }
