@@ -1,0 +1,171 @@
+// The HTTP API under autocannon: GET /v1/reminders/{id} and POST
+// /v1/reminders, 50 connections, runs alternating GET, POST, GET, POST, …
+// against the built API (`node dist/apps/api/src/main.js`, ROLE=api) on its
+// own database. Requests rotate over 50 users so the per-user row lock that
+// POST takes is not the whole story. Rate limits are switched off for the run
+// (RATE_LIMIT_PER_MINUTE=0, RATE_LIMIT_PER_IP_PER_MINUTE=0); any 429 is still
+// counted apart from other errors.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { resolve } from 'node:path';
+import { signToken } from '../../apps/api/src/auth/jwt.js';
+import { freePort } from '../../libs/database/src/embedded-postgres.js';
+import { migrateUnderLock } from '../../libs/database/src/migrate.js';
+import { ROOT } from '../support/child.js';
+import { freshDatabase } from '../support/postgres.js';
+import { median } from '../support/stats.js';
+
+interface AutocannonRequest {
+  method: string;
+  path: string;
+  headers?: Record<string, string>;
+  body?: string;
+  setupRequest?: (req: AutocannonRequest) => AutocannonRequest;
+}
+interface AutocannonResult {
+  latency: { p50: number; p99: number };
+  requests: { average: number; total: number };
+  errors: number;
+  timeouts: number;
+  non2xx: number;
+  statusCodeStats: Record<string, { count: number }>;
+}
+// autocannon ships no types; these are the parts used here.
+const autocannon = createRequire(import.meta.url)('autocannon') as (options: Record<string, unknown>) => Promise<AutocannonResult>;
+
+const SECRET = 'bench-secret-bench-secret-bench-secret!';
+const USERS = 50;
+
+export interface EndpointRun {
+  perSecond: number;
+  p50: number;
+  p99: number;
+  /** Socket errors, timeouts and answers outside 2xx other than 429. */
+  errors: number;
+  throttled: number;
+  requests: number;
+}
+
+export interface ApiFigures {
+  get: EndpointRun;
+  post: EndpointRun;
+  runs: { get: EndpointRun[]; post: EndpointRun[] };
+}
+
+export async function apiBench(adminUrl: string, seconds: number, runs: number, log: (line: string) => void): Promise<ApiFigures> {
+  if (!existsSync(resolve(ROOT, 'dist/apps/api/src/main.js'))) throw new Error('dist/apps/api/src/main.js is missing: run `npm run build` first');
+  const url = await freshDatabase(adminUrl, 'bench_api');
+  await migrateUnderLock(url);
+  const port = await freePort();
+  const api = spawn(process.execPath, [resolve(ROOT, 'dist/apps/api/src/main.js')], {
+    cwd: ROOT,
+    env: {
+      ...process.env,
+      DATABASE_URL: url,
+      ROLE: 'api',
+      PORT: String(port),
+      SKIP_MIGRATIONS: '1',
+      NODE_ENV: 'production',
+      AUTH_JWT_SECRET: SECRET,
+      LOG_LEVEL: 'warn',
+      RATE_LIMIT_PER_MINUTE: '0',
+      RATE_LIMIT_PER_IP_PER_MINUTE: '0',
+    },
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
+  let stderr = '';
+  api.stderr!.on('data', (c: Buffer) => (stderr = (stderr + c.toString()).slice(-5000)));
+  const base = `http://127.0.0.1:${port}`;
+  try {
+    await waitForReady(base, api, () => stderr);
+    const users = await seed(base);
+    const get: EndpointRun[] = [];
+    const post: EndpointRun[] = [];
+    for (let run = 1; run <= runs; run++) {
+      let n = 0;
+      const g = await load(base, seconds, {
+        method: 'GET',
+        path: '/',
+        setupRequest: (r) => {
+          const u = users[n++ % USERS]!;
+          return { ...r, path: `/v1/reminders/${u.reminderId}`, headers: { authorization: `Bearer ${u.token}` } };
+        },
+      });
+      get.push(g);
+      log(`api run ${run}/${runs} GET /v1/reminders/{id}: ${Math.round(g.perSecond)} req/s, p50 ${g.p50} ms, p99 ${g.p99} ms, errors ${g.errors}, 429 ${g.throttled}`);
+      const body = JSON.stringify({ title: 'Water the plants', localTime: '07:45', recurrence: 'FREQ=WEEKLY;BYDAY=MO,TH' });
+      const p = await load(base, seconds, {
+        method: 'POST',
+        path: '/v1/reminders',
+        setupRequest: (r) => {
+          const u = users[n++ % USERS]!;
+          return { ...r, body, headers: { authorization: `Bearer ${u.token}`, 'content-type': 'application/json' } };
+        },
+      });
+      post.push(p);
+      log(`api run ${run}/${runs} POST /v1/reminders: ${Math.round(p.perSecond)} req/s, p50 ${p.p50} ms, p99 ${p.p99} ms, errors ${p.errors}, 429 ${p.throttled}`);
+    }
+    return { get: medianRun(get), post: medianRun(post), runs: { get, post } };
+  } finally {
+    api.kill('SIGTERM');
+    await Promise.race([new Promise((r) => api.once('exit', r)), new Promise((r) => setTimeout(r, 15_000))]);
+    if (api.exitCode === null) api.kill('SIGKILL');
+  }
+}
+
+async function load(base: string, seconds: number, request: AutocannonRequest): Promise<EndpointRun> {
+  const result = await autocannon({ url: base, connections: 50, duration: seconds, requests: [request] });
+  const throttled = result.statusCodeStats['429']?.count ?? 0;
+  return {
+    perSecond: result.requests.total / seconds,
+    p50: result.latency.p50,
+    p99: result.latency.p99,
+    errors: result.errors + result.timeouts + result.non2xx - throttled,
+    throttled,
+    requests: result.requests.total,
+  };
+}
+
+function medianRun(runs: EndpointRun[]): EndpointRun {
+  const m = (f: (r: EndpointRun) => number) => median(runs.map(f));
+  const sum = (f: (r: EndpointRun) => number) => runs.reduce((s, r) => s + f(r), 0);
+  // Rates and latencies: medians of the runs. Errors and 429s: totals over all runs.
+  return { perSecond: m((r) => r.perSecond), p50: m((r) => r.p50), p99: m((r) => r.p99), errors: sum((r) => r.errors), throttled: sum((r) => r.throttled), requests: sum((r) => r.requests) };
+}
+
+/** 50 users, each with a profile, a simulated device and one reminder, through the API itself. */
+async function seed(base: string): Promise<{ token: string; reminderId: string }[]> {
+  return Promise.all(
+    Array.from({ length: USERS }, async (_, i) => {
+      const token = await signToken(SECRET, { userId: `bench-user-${i}` });
+      const call = async (method: string, path: string, body: unknown) => {
+        const res = await fetch(base + path, {
+          method,
+          headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+          body: JSON.stringify(body),
+        });
+        if (res.status >= 300) throw new Error(`seeding the API: ${method} ${path} answered ${res.status} ${await res.text()}`);
+        return (await res.json()) as { id: string };
+      };
+      await call('PUT', '/v1/me', { timeZone: ['Europe/Berlin', 'America/Chicago', 'Asia/Tokyo'][i % 3] });
+      await call('PUT', '/v1/me/devices/phone', { platform: i % 2 ? 'ios' : 'android', pushToken: `sim-bench-${i}` });
+      const { id } = await call('POST', '/v1/reminders', { title: 'Stretch', localTime: '08:00', recurrence: 'FREQ=DAILY' });
+      return { token, reminderId: id };
+    }),
+  );
+}
+
+async function waitForReady(base: string, api: ChildProcess, stderr: () => string): Promise<void> {
+  const deadline = Date.now() + 60_000;
+  while (Date.now() < deadline) {
+    if (api.exitCode !== null) throw new Error(`the API exited with ${api.exitCode}:\n${stderr()}`);
+    try {
+      if ((await fetch(`${base}/health/ready`)).status === 200) return;
+    } catch {
+      // not listening yet
+    }
+    await new Promise((r) => setTimeout(r, 200));
+  }
+  throw new Error(`the API did not become ready within 60 s:\n${stderr()}`);
+}

@@ -1,0 +1,72 @@
+import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import pg from 'pg';
+import { startEmbeddedPostgres } from '../../libs/database/src/embedded-postgres.js';
+
+export interface BenchServer {
+  /** URL of the server's `postgres` database, for creating the bench databases. */
+  adminUrl: string;
+  embedded: boolean;
+  version: string;
+  stop(): Promise<void>;
+}
+
+/**
+ * The server every system runs against: BENCH_DATABASE_URL (an admin URL on
+ * a server where databases may be created and dropped), or an embedded
+ * PostgreSQL in a temporary folder that is deleted afterwards.
+ */
+export async function startServer(log: (line: string) => void): Promise<BenchServer> {
+  let adminUrl = process.env.BENCH_DATABASE_URL;
+  let stop = async (): Promise<void> => undefined;
+  const embedded = !adminUrl;
+  if (!adminUrl) {
+    const folder = mkdtempSync(join(tmpdir(), 'nudge-bench-pg-'));
+    // As root the server runs as the postgres user, who must enter the folder.
+    chmodSync(folder, 0o755);
+    log(`starting an embedded PostgreSQL in ${folder}`);
+    const server = await startEmbeddedPostgres({ dataDir: join(folder, 'data'), persistent: false });
+    adminUrl = server.url;
+    stop = async () => {
+      await server.stop();
+      rmSync(folder, { recursive: true, force: true });
+    };
+  }
+  const client = new pg.Client({ connectionString: adminUrl });
+  await client.connect();
+  const { rows } = await client.query<{ v: string; sc: string }>(
+    `SELECT current_setting('server_version') AS v, current_setting('synchronous_commit') AS sc`,
+  );
+  await client.end();
+  return { adminUrl, embedded, version: `PostgreSQL ${rows[0]!.v} (synchronous_commit=${rows[0]!.sc})`, stop };
+}
+
+export function withDatabase(url: string, database: string): string {
+  const parsed = new URL(url);
+  parsed.pathname = `/${database}`;
+  return parsed.toString();
+}
+
+/** A fresh, empty database on the bench server; returns its URL. */
+export async function freshDatabase(adminUrl: string, name: string): Promise<string> {
+  const client = new pg.Client({ connectionString: adminUrl });
+  await client.connect();
+  try {
+    await client.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+    await client.query(`CREATE DATABASE ${name}`);
+  } finally {
+    await client.end();
+  }
+  return withDatabase(adminUrl, name);
+}
+
+export async function dropDatabase(adminUrl: string, name: string): Promise<void> {
+  const client = new pg.Client({ connectionString: adminUrl });
+  await client.connect();
+  try {
+    await client.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+  } finally {
+    await client.end();
+  }
+}
