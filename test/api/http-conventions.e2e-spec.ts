@@ -76,6 +76,13 @@ describe('HTTP conventions', () => {
     expect(res.headers.get('x-request-id')).toBeTruthy();
   });
 
+  it('parses +json media types too: a non-object merge-patch body is a 400, not an ignored body', async () => {
+    const res = await api.request('POST', '/v1/echo', { token, rawBody: 'true', headers: { 'content-type': 'application/merge-patch+json' } });
+    expect(res.status).toBe(400);
+    const ok = await api.request('POST', '/v1/echo', { token, rawBody: JSON.stringify(good), headers: { 'content-type': 'application/merge-patch+json' } });
+    expect(ok.status).toBe(201);
+  });
+
   it('answers a body over 64 KiB with 413', async () => {
     const res = await api.request('POST', '/v1/echo', { token, body: { ...good, name: 'x'.repeat(70 * 1024) } });
     expect(res.status).toBe(413);

