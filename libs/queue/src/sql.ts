@@ -182,9 +182,13 @@ RETURNING id`,
 
 // Which of these jobs are still this worker's, without locking (the ones the
 // heartbeat skipped because a lock was held on them).
+// LIMIT 1 keeps the lateral subquery from being flattened into a join (the
+// locking variants cannot be flattened because of their FOR … UPDATE): as a
+// join, a plan built from a statistics sample that saw no running jobs scanned
+// the running index once per batch row (test/queue/plans caught it, sometimes).
 export const LEASE_CHECK: NamedStatement = {
-  name: 'queue_lease_check_v2',
-  text: heldRows('', '$3'),
+  name: 'queue_lease_check_v3',
+  text: heldRows('LIMIT 1', '$3'),
 };
 
 // A failed attempt that will be retried at $5 (backoff or Retry-After), or an
