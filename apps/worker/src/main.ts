@@ -1,6 +1,8 @@
-// The worker process: no HTTP server, only the queue's handlers.
+// The worker process: the queue's handlers, and no HTTP server but an
+// optional /metrics listener (WORKER_METRICS_PORT).
 import 'reflect-metadata';
 import { closeSync, openSync, utimesSync } from 'node:fs';
+import { createServer } from 'node:http';
 import { NestFactory } from '@nestjs/core';
 import { collectDefaultMetrics, Registry } from 'prom-client';
 import { ConfigModule, createLogger, loadConfigOrExit, onShutdownSignal, PinoNestLogger } from '@nudge/config';
@@ -10,8 +12,8 @@ import { WorkerModule } from './worker.module.js';
 const config = loadConfigOrExit({ ...process.env, ROLE: 'worker' });
 const logger = createLogger({ level: config.logLevel });
 const database = await prepareDatabase(config, logger);
-// The worker serves no HTTP; its counters are per process and its queue gauges
-// show on any API's /metrics. The registry still collects them, for a future push gateway.
+// The queue gauges are read from the database and show on any API's /metrics;
+// the counters (completed, failed, retried, durations) are this process's own.
 const registry = new Registry();
 collectDefaultMetrics({ register: registry });
 
@@ -39,8 +41,22 @@ const heartbeat = healthFile
       }
     }, 10_000)
   : undefined;
+// Prometheus scrapes each worker's counters here; nothing else is served.
+const metricsServer = config.workerMetricsPort
+  ? createServer((request, response) => {
+      if (request.method !== 'GET' || request.url?.split('?')[0] !== '/metrics') {
+        response.writeHead(404).end();
+        return;
+      }
+      registry.metrics().then(
+        (text) => response.writeHead(200, { 'content-type': registry.contentType }).end(text),
+        () => response.writeHead(500).end(),
+      );
+    }).listen(config.workerMetricsPort)
+  : undefined;
 onShutdownSignal(logger, async () => {
   clearInterval(heartbeat);
+  metricsServer?.close();
   await app.close();
   await database.stop();
 });

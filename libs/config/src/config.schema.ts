@@ -19,6 +19,8 @@ export interface Config {
   skipMigrations: boolean;
   logLevel: string;
   workerHealthFile: string | undefined;
+  /** 0: off. Otherwise the worker serves its own /metrics (its per-process counters) on this port. */
+  workerMetricsPort: number;
   /** Requests per minute per user (token subject); 0 disables. */
   rateLimitPerMinute: number;
   /** Requests per minute per client IP, authenticated or not; 0 disables. */
@@ -55,6 +57,7 @@ export const VARIABLES: readonly VariableSpec[] = [
   { name: 'SKIP_MIGRATIONS', description: '`1` skips migrating at boot', default: '0' },
   { name: 'LOG_LEVEL', description: 'pino level', default: 'info' },
   { name: 'WORKER_HEALTH_FILE', description: 'a file the worker touches every few seconds, for container healthchecks' },
+  { name: 'WORKER_METRICS_PORT', description: 'a port on which a worker process serves /metrics (0: off)', default: '0' },
   { name: 'RATE_LIMIT_PER_MINUTE', description: 'API requests per minute per user (token subject; ops tokens exempt); 0 disables', default: '600' },
   { name: 'RATE_LIMIT_PER_IP_PER_MINUTE', description: 'API requests per minute per client IP; 0 disables', default: '6000' },
   { name: 'APNS_KEY_FILE', description: 'path of the APNs `.p8` token key; unset: simulated iOS pushes' },

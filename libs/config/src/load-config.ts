@@ -84,6 +84,7 @@ export function loadConfig(env: Env = process.env): Config {
     skipMigrations: flag('SKIP_MIGRATIONS'),
     logLevel: oneOf('LOG_LEVEL', ['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'] as const),
     workerHealthFile: raw('WORKER_HEALTH_FILE'),
+    workerMetricsPort: integer('WORKER_METRICS_PORT', 0, 65535),
     rateLimitPerMinute: integer('RATE_LIMIT_PER_MINUTE', 0, 1_000_000),
     rateLimitPerIpPerMinute: integer('RATE_LIMIT_PER_IP_PER_MINUTE', 0, 1_000_000),
     apns,
