@@ -6,14 +6,13 @@
 //   LOAD_RATE=300 LOAD_SECONDS=30 LOAD_USERS=200 npm run bench:load
 //   BENCH_DATABASE_URL=postgres://…/postgres npm run bench:load   (else an embedded PostgreSQL)
 import { spawn } from 'node:child_process';
-import { chmodSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import { signToken } from '../apps/api/src/auth/jwt.js';
-import { freePort, startEmbeddedPostgres } from '../libs/database/src/embedded-postgres.js';
+import { freePort, startTemporaryPostgres, withDatabase } from '../libs/database/src/embedded-postgres.js';
 import { migrateUnderLock } from '../libs/database/src/migrate.js';
 
 interface Latency { p50: number; p90: number; p99: number; p99_9: number; max: number; average: number }
@@ -42,11 +41,8 @@ const log = (line: string) => process.stderr.write(`${line}\n`);
 async function main(): Promise<void> {
   let adminUrl = process.env.BENCH_DATABASE_URL;
   let stopServer = async () => undefined as void;
-  let folder: string | undefined;
   if (!adminUrl) {
-    folder = mkdtempSync(join(tmpdir(), 'nudge-load-pg-'));
-    chmodSync(folder, 0o755);
-    const server = await startEmbeddedPostgres({ dataDir: join(folder, 'data'), persistent: false });
+    const server = await startTemporaryPostgres('nudge-load-pg-');
     adminUrl = server.url;
     stopServer = server.stop;
   }
@@ -55,9 +51,7 @@ async function main(): Promise<void> {
   await admin.query('DROP DATABASE IF EXISTS nudge_load WITH (FORCE)');
   await admin.query('CREATE DATABASE nudge_load');
   await admin.end();
-  const url = new URL(adminUrl);
-  url.pathname = '/nudge_load';
-  const databaseUrl = url.toString();
+  const databaseUrl = withDatabase(adminUrl, 'nudge_load');
   await migrateUnderLock(databaseUrl);
 
   const port = await freePort();
@@ -134,7 +128,6 @@ async function main(): Promise<void> {
     api.kill('SIGTERM');
     await new Promise((r) => api.once('exit', r));
     await stopServer();
-    if (folder) rmSync(folder, { recursive: true, force: true });
   }
 }
 

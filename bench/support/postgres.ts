@@ -1,8 +1,7 @@
-import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import pg from 'pg';
-import { startEmbeddedPostgres } from '../../libs/database/src/embedded-postgres.js';
+import { startTemporaryPostgres, withDatabase } from '../../libs/database/src/embedded-postgres.js';
+
+export { withDatabase };
 
 export interface BenchServer {
   /** URL of the server's `postgres` database, for creating the bench databases. */
@@ -22,16 +21,10 @@ export async function startServer(log: (line: string) => void): Promise<BenchSer
   let stop = async (): Promise<void> => undefined;
   const embedded = !adminUrl;
   if (!adminUrl) {
-    const folder = mkdtempSync(join(tmpdir(), 'nudge-bench-pg-'));
-    // As root the server runs as the postgres user, who must enter the folder.
-    chmodSync(folder, 0o755);
-    log(`starting an embedded PostgreSQL in ${folder}`);
-    const server = await startEmbeddedPostgres({ dataDir: join(folder, 'data'), persistent: false });
+    const server = await startTemporaryPostgres('nudge-bench-pg-');
+    log(`started an embedded PostgreSQL in ${server.folder}`);
     adminUrl = server.url;
-    stop = async () => {
-      await server.stop();
-      rmSync(folder, { recursive: true, force: true });
-    };
+    stop = server.stop;
   }
   const client = new pg.Client({ connectionString: adminUrl });
   await client.connect();
@@ -40,12 +33,6 @@ export async function startServer(log: (line: string) => void): Promise<BenchSer
   );
   await client.end();
   return { adminUrl, embedded, version: `PostgreSQL ${rows[0]!.v} (synchronous_commit=${rows[0]!.sc})`, stop };
-}
-
-export function withDatabase(url: string, database: string): string {
-  const parsed = new URL(url);
-  parsed.pathname = `/${database}`;
-  return parsed.toString();
 }
 
 /** A fresh, empty database on the bench server; returns its URL. */

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import { inject } from 'vitest';
-import { withDatabase } from './global-setup.js';
+import { withDatabase } from '@nudge/database';
 
 export interface TestDatabase {
   url: string;

@@ -1,9 +1,6 @@
-import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import pg from 'pg';
 import type { TestProject } from 'vitest/node';
-import { migrateUnderLock, startEmbeddedPostgres } from '@nudge/database';
+import { migrateUnderLock, startTemporaryPostgres, withDatabase } from '@nudge/database';
 
 declare module 'vitest' {
   export interface ProvidedContext {
@@ -21,12 +18,8 @@ declare module 'vitest' {
 export default async function setup(project: TestProject) {
   let adminUrl = process.env.TEST_DATABASE_URL;
   let stopServer = async () => undefined as void;
-  let folder: string | undefined;
   if (!adminUrl) {
-    folder = mkdtempSync(join(tmpdir(), 'nudge-test-pg-'));
-    // As root the server runs as the postgres user, who needs to enter it.
-    chmodSync(folder, 0o755);
-    const server = await startEmbeddedPostgres({ dataDir: join(folder, 'data'), persistent: false });
+    const server = await startTemporaryPostgres('nudge-test-pg-');
     adminUrl = server.url;
     stopServer = server.stop;
   }
@@ -53,12 +46,5 @@ export default async function setup(project: TestProject) {
     for (const { datname } of rows) await client.query(`DROP DATABASE IF EXISTS ${datname} WITH (FORCE)`);
     await client.end();
     await stopServer();
-    if (folder) rmSync(folder, { recursive: true, force: true });
   };
-}
-
-export function withDatabase(url: string, database: string): string {
-  const parsed = new URL(url);
-  parsed.pathname = `/${database}`;
-  return parsed.toString();
 }

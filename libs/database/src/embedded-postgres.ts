@@ -1,9 +1,9 @@
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { createRequire } from 'node:module';
-import { dirname, resolve } from 'node:path';
-import { userInfo } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import { tmpdir, userInfo } from 'node:os';
 
 export interface EmbeddedDatabase {
   /** Admin URL of the `postgres` database on the embedded server. */
@@ -161,4 +161,35 @@ async function importWithoutSignalHooks() {
     }
   }
   return EmbeddedPostgres;
+}
+
+/**
+ * A throwaway server in a new temporary folder, for tests and benchmarks:
+ * stop() shuts it down and deletes the folder.
+ */
+export async function startTemporaryPostgres(prefix = 'nudge-pg-'): Promise<EmbeddedDatabase & { folder: string }> {
+  const folder = mkdtempSync(join(tmpdir(), prefix));
+  // As root the server runs as the postgres user, who must be able to enter it.
+  chmodSync(folder, 0o755);
+  try {
+    const server = await startEmbeddedPostgres({ dataDir: join(folder, 'data'), persistent: false });
+    return {
+      ...server,
+      folder,
+      stop: async () => {
+        await server.stop();
+        rmSync(folder, { recursive: true, force: true });
+      },
+    };
+  } catch (error) {
+    rmSync(folder, { recursive: true, force: true });
+    throw error;
+  }
+}
+
+/** The same server URL, pointing at another database. */
+export function withDatabase(url: string, database: string): string {
+  const parsed = new URL(url);
+  parsed.pathname = `/${database}`;
+  return parsed.toString();
 }
