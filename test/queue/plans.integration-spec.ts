@@ -81,7 +81,6 @@ describe('query plans of the hot path', () => {
   });
 
   it.each([
-    ['complete one', SQL.COMPLETE_ONE, () => [runningIds[0], 'w', 1, now]],
     ['retry', SQL.RETRY, () => [runningIds[0], 'w', 1, now, later, 'err', now, 'failed']],
     ['bury', SQL.BURY, () => [runningIds[0], 'w', 1, now, 'err', now]],
     ['snooze', SQL.SNOOZE, () => [runningIds[0], 'w', 1, now, later, 'quiet', now]],

@@ -134,7 +134,10 @@ function heldRows(lock: string, worker = '$4'): string {
   ) AS t`;
 }
 
-// Completions of one flush in one statement. Returns the ids whose
+// Completions of one flush in one statement; also the compare-and-set that
+// completeWith (one job or a batch) runs first inside the handler's
+// transaction, so that the rows stay locked (and the reaper, which skips
+// locked rows, keeps off them) until the handler's writes commit. Returns the ids whose
 // compare-and-set held; an id missing from the result was lost (reaped,
 // retried) and is left to its new holder. locked_by and locked_at stay as the
 // record of who ran the successful attempt and when (the success is not
@@ -148,18 +151,6 @@ WITH mine AS (${heldRows('FOR NO KEY UPDATE')}
 UPDATE jobs
 SET status = 'succeeded', finished_at = $3, locked_until = NULL, updated_at = $3
 WHERE id = ANY (ARRAY(SELECT id FROM mine))
-RETURNING id`,
-};
-
-// completeWith(): the same compare-and-set for one job, run first inside the
-// handler's transaction so that the row stays locked (and the reaper, which
-// skips locked rows, keeps off it) until the handler's writes commit.
-export const COMPLETE_ONE: NamedStatement = {
-  name: 'queue_complete_one_v1',
-  text: `
-UPDATE jobs
-SET status = 'succeeded', finished_at = $4, locked_until = NULL, updated_at = $4
-WHERE id = $1 AND status = 'running' AND locked_by = $2 AND attempts = $3
 RETURNING id`,
 };
 

@@ -100,6 +100,42 @@ export interface JobContext {
 
 export type JobHandler<P = any> = (job: ClaimedJob<P>, ctx: JobContext) => Promise<void>;
 
+/**
+ * What a batch handler receives beside its jobs. Each job of the batch ends in
+ * one of three ways: completed by `completeWith`, failed by `fail` (a retry, a
+ * burial or a snooze, as a single handler's throw would), or — neither — it
+ * succeeds when the handler resolves. If the handler rejects, every job not yet
+ * completed or failed fails with that error.
+ */
+export interface BatchContext<P = any> {
+  /** Aborted at the shutdown deadline. A job whose lease is lost is left out of completeWith's `held`. */
+  readonly signal: AbortSignal;
+  readonly workerId: string;
+  /**
+   * Marks `jobs` (some of this batch, each at most once) succeeded in ONE
+   * transaction that also runs `fn`: the compare-and-set of every job's lease
+   * first (those rows stay locked until commit), then `fn(tx, held)` with the
+   * jobs whose lease held, then COMMIT. Resolves with `held`; a job left out
+   * was lost to another worker or the reaper and is not completed here. If
+   * `fn` throws, nothing commits, the jobs stay running and this rejects.
+   * Always synchronous commit.
+   */
+  completeWith(
+    jobs: readonly ClaimedJob<P>[],
+    fn: (tx: pg.PoolClient, held: ClaimedJob<P>[]) => Promise<void>,
+  ): Promise<ClaimedJob<P>[]>;
+  /** Ends this job as a throw would end a single job (SnoozeJob, TransientJobError, PermanentJobError…), once the handler returns. */
+  fail(job: ClaimedJob<P>, error: unknown): void;
+}
+
+/** Runs several jobs of one kind at once; see BatchContext for how each job ends. */
+export type BatchJobHandler<P = any> = (jobs: ClaimedJob<P>[], ctx: BatchContext<P>) => Promise<void>;
+
+export interface BatchHandlerOptions {
+  /** Jobs per call at most. Default 50. A batch takes that many of the worker's `concurrency` slots. */
+  maxBatch?: number;
+}
+
 export type JobRunOutcome = 'succeeded' | 'failed' | 'dead' | 'snoozed' | 'lease_expired' | 'interrupted';
 
 export interface JobRun {

@@ -27,6 +27,9 @@ import * as SQL from './sql.js';
 import {
   silentLogger,
   systemClock,
+  type BatchContext,
+  type BatchHandlerOptions,
+  type BatchJobHandler,
   type ClaimedJob,
   type JobContext,
   type JobHandler,
@@ -111,28 +114,12 @@ interface ClaimRow {
   created_at_ms: number;
 }
 
-// One claimed job: its handler context too, so a job costs one object here.
-class ActiveJob implements JobContext {
-  state: State = 'buffered';
-  startedAt: Date | null = null;
-  t0 = 0;
-  completedWith = false;
-  /** A completeWith in progress, awaited by onHandlerDone if the handler returns without waiting for it. */
-  withPromise: Promise<void> | null = null;
+// A signal for a handler, created on first use: most handlers never look, and
+// an AbortController per job is measurable at tens of thousands of jobs a second.
+class Abortable {
   abortReason: Error | null = null;
   private controller: AbortController | null = null;
 
-  constructor(
-    readonly worker: Worker,
-    readonly job: ClaimedJob,
-  ) {}
-
-  get workerId(): string {
-    return this.worker.workerId;
-  }
-
-  // Created on first use: most handlers never look, and an AbortController
-  // per job is measurable at tens of thousands of jobs a second.
   get signal(): AbortSignal {
     if (!this.controller) {
       this.controller = new AbortController();
@@ -146,9 +133,84 @@ class ActiveJob implements JobContext {
     this.abortReason = reason;
     this.controller?.abort(reason);
   }
+}
+
+// One claimed job: its handler context too, so a job costs one object here.
+class ActiveJob extends Abortable implements JobContext {
+  state: State = 'buffered';
+  startedAt: Date | null = null;
+  t0 = 0;
+  completedWith = false;
+  /** The batch it runs in, for a kind registered with registerBatch. */
+  group: BatchRun | null = null;
+  /** A completeWith in progress, awaited by onHandlerDone if the handler returns without waiting for it. */
+  withPromise: Promise<void> | null = null;
+
+  constructor(
+    readonly worker: Worker,
+    readonly job: ClaimedJob,
+  ) {
+    super();
+  }
+
+  get workerId(): string {
+    return this.worker.workerId;
+  }
+
+  override abort(reason: Error): void {
+    super.abort(reason);
+    // The batch's one signal stands for shutdown only: one lost lease must not stop the others.
+    if (reason instanceof ShutdownError) this.group?.abort(reason);
+  }
 
   completeWith(fn: (tx: pg.PoolClient) => Promise<void>): Promise<void> {
     return this.worker.completeWithin(this, fn);
+  }
+}
+
+// One call of a batch handler: its jobs and their context.
+class BatchRun extends Abortable implements BatchContext {
+  readonly byId = new Map<string, ActiveJob>();
+  /** Jobs the handler ended with ctx.fail, and how. */
+  readonly failures = new Map<ActiveJob, unknown>();
+  /** A completeWith in progress (at most one at a time is tracked; see ActiveJob.withPromise). */
+  withPromise: Promise<void> | null = null;
+
+  constructor(
+    readonly worker: Worker,
+    readonly actives: ActiveJob[],
+  ) {
+    super();
+    for (const active of actives) {
+      active.group = this;
+      this.byId.set(active.job.id, active);
+    }
+  }
+
+  get workerId(): string {
+    return this.worker.workerId;
+  }
+
+  completeWith(jobs: readonly ClaimedJob[], fn: (tx: pg.PoolClient, held: ClaimedJob[]) => Promise<void>): Promise<ClaimedJob[]> {
+    let actives: ActiveJob[];
+    try {
+      actives = jobs.map((job) => this.own(job, 'completeWith'));
+    } catch (err) {
+      return Promise.reject(err);
+    }
+    return this.worker.completeManyWithin(this, actives, fn);
+  }
+
+  fail(job: ClaimedJob, error: unknown): void {
+    this.failures.set(this.own(job, 'fail'), error ?? new Error('failed without a reason'));
+  }
+
+  /** The ActiveJob of a job of this batch that is still open. */
+  private own(job: ClaimedJob, what: string): ActiveJob {
+    const active = this.byId.get(job?.id);
+    if (!active || active.job !== job) throw new Error(`${what}: job ${job?.id} is not one of this batch`);
+    if (active.completedWith || this.failures.has(active)) throw new Error(`${what}: job ${job.id} was already completed or failed`);
+    return active;
   }
 }
 
@@ -166,6 +228,7 @@ export class Worker {
   readonly pool: pg.Pool;
   private readonly ownsPool: boolean;
   private readonly handlers = new Map<string, JobHandler>();
+  private readonly batchHandlers = new Map<string, { handler: BatchJobHandler; maxBatch: number }>();
   private kinds: string[] = [];
   private readonly recurring: RecurringJob[] = [];
 
@@ -265,9 +328,25 @@ export class Worker {
 
   /** Handles jobs of `kind`. May be called after start(): the next claim includes it. */
   register(kind: string, handler: JobHandler): this {
-    if (typeof kind !== 'string' || kind.length === 0) throw new TypeError('job kind must be a non-empty string');
+    checkKind(kind);
+    this.batchHandlers.delete(kind);
     this.handlers.set(kind, handler);
-    this.kinds = [...this.handlers.keys()];
+    this.kinds = [...this.handlers.keys(), ...this.batchHandlers.keys()];
+    return this;
+  }
+
+  /**
+   * Handles jobs of `kind` several at a time: the handler gets up to
+   * `maxBatch` claimed jobs of that kind at once (fewer when fewer are ready
+   * or fewer concurrency slots are free) and ends each as BatchContext says.
+   * For handlers whose cost is per statement rather than per row.
+   */
+  registerBatch(kind: string, handler: BatchJobHandler, options: BatchHandlerOptions = {}): this {
+    checkKind(kind);
+    const maxBatch = positiveInt('maxBatch', options.maxBatch ?? 50);
+    this.handlers.delete(kind);
+    this.batchHandlers.set(kind, { handler, maxBatch });
+    this.kinds = [...this.handlers.keys(), ...this.batchHandlers.keys()];
     return this;
   }
 
@@ -460,7 +539,10 @@ export class Worker {
     if (this.stopping) return;
     while (this.running < this.concurrency && this.bufferHead < this.buffer.length) {
       const active = this.buffer[this.bufferHead++]!;
-      if (active.state === 'buffered') this.run(active);
+      if (active.state !== 'buffered') continue;
+      const batch = this.batchHandlers.get(active.job.kind);
+      if (batch) this.runBatch(active, batch.handler, batch.maxBatch);
+      else this.run(active);
     }
     if (this.bufferHead === this.buffer.length) {
       this.buffer = [];
@@ -471,12 +553,16 @@ export class Worker {
     }
   }
 
-  private run(active: ActiveJob): void {
+  private begin(active: ActiveJob, startedAt: Date, t0: number): void {
     active.state = 'running';
     this.running++;
-    active.startedAt = this.clock.now();
-    active.t0 = performance.now();
+    active.startedAt = startedAt;
+    active.t0 = t0;
     if (this.debug) this.logger.debug(this.fields(active), 'job started');
+  }
+
+  private run(active: ActiveJob): void {
+    this.begin(active, this.clock.now(), performance.now());
     const handler = this.handlers.get(active.job.kind)!;
     let promise: Promise<void>;
     try {
@@ -505,6 +591,13 @@ export class Worker {
       void pending.then(() => this.onHandlerDone(active, error));
       return;
     }
+    this.settle(active, error);
+    this.checkIdle();
+    this.pump();
+  }
+
+  /** A running job whose handler is done: released, queued for the next completion flush, or failed. */
+  private settle(active: ActiveJob, error: unknown): void {
     this.running--;
     const seconds = (performance.now() - active.t0) / 1000;
     if (active.completedWith) {
@@ -521,8 +614,120 @@ export class Worker {
     } else {
       this.track(this.fail(active, error, seconds));
     }
+  }
+
+  // ---- batches -----------------------------------------------------------
+
+  /** Starts `first` and the next buffered jobs of its kind, as many as maxBatch and the free slots allow, in one handler call. */
+  private runBatch(first: ActiveJob, handler: BatchJobHandler, maxBatch: number): void {
+    const limit = Math.max(1, Math.min(maxBatch, this.concurrency - this.running));
+    const actives = [first];
+    for (let i = this.bufferHead; i < this.buffer.length && actives.length < limit; i++) {
+      const candidate = this.buffer[i]!;
+      if (candidate.state === 'buffered' && candidate.job.kind === first.job.kind) actives.push(candidate);
+    }
+    const startedAt = this.clock.now();
+    const t0 = performance.now();
+    for (const active of actives) this.begin(active, startedAt, t0);
+    const run = new BatchRun(this, actives);
+    let promise: Promise<void>;
+    try {
+      promise = handler(
+        actives.map((a) => a.job),
+        run,
+      );
+    } catch (err) {
+      promise = Promise.reject(err);
+    }
+    promise.then(
+      () => this.onBatchDone(run, null),
+      (err: unknown) => this.onBatchDone(run, err ?? new Error('batch handler rejected without a reason')),
+    );
+  }
+
+  private onBatchDone(run: BatchRun, error: unknown): void {
+    if (run.withPromise) {
+      // Returned without awaiting completeWith: let it finish first.
+      const pending = run.withPromise;
+      run.withPromise = null;
+      void pending.then(() => this.onBatchDone(run, error));
+      return;
+    }
+    for (const active of run.actives) {
+      // Lost to a heartbeat, or put back by shutdown: already accounted for.
+      if (active.state !== 'running') continue;
+      this.settle(active, active.completedWith ? null : run.failures.has(active) ? run.failures.get(active) : error);
+    }
+    if (error && !(error instanceof LeaseLostError) && !(error instanceof ShutdownError) && run.actives.every((a) => a.completedWith)) {
+      this.logger.warn({ workerId: this.workerId, kind: run.actives[0]!.job.kind, err: error }, 'batch handler threw after completeWith committed');
+    }
     this.checkIdle();
     this.pump();
+  }
+
+  /** BatchContext.completeWith: one compare-and-set for all (rows locked until commit), then fn with the held jobs, then COMMIT. */
+  completeManyWithin(
+    run: BatchRun,
+    actives: ActiveJob[],
+    fn: (tx: pg.PoolClient, held: ClaimedJob[]) => Promise<void>,
+  ): Promise<ClaimedJob[]> {
+    if (run.withPromise) return Promise.reject(new Error('completeWith: the previous call of this batch has not finished'));
+    const work = this.completeManyInTransaction(actives, fn);
+    const settled = work.then(
+      () => undefined,
+      () => undefined,
+    );
+    run.withPromise = settled;
+    for (const active of actives) active.withPromise = settled;
+    return work.finally(() => {
+      if (run.withPromise === settled) run.withPromise = null;
+      for (const active of actives) if (active.withPromise === settled) active.withPromise = null;
+    });
+  }
+
+  private async completeManyInTransaction(
+    actives: ActiveJob[],
+    fn: (tx: pg.PoolClient, held: ClaimedJob[]) => Promise<void>,
+  ): Promise<ClaimedJob[]> {
+    const candidates = actives.filter((a) => a.state === 'running' && !(a.abortReason instanceof LeaseLostError));
+    const client = await this.pool.connect();
+    let held: ActiveJob[];
+    try {
+      // Durable whatever the session says: fn's writes are the caller's data.
+      await client.query('BEGIN; SET LOCAL synchronous_commit = on');
+      try {
+        const cas =
+          candidates.length === 0
+            ? { rows: [] as { id: string }[] }
+            : await client.query<{ id: string }>({
+                name: SQL.COMPLETE_MANY.name,
+                text: SQL.COMPLETE_MANY.text,
+                values: [candidates.map((a) => a.job.id), candidates.map((a) => a.job.attempts), this.clock.now(), this.workerId],
+              });
+        const ok = new Set(cas.rows.map((r) => r.id));
+        held = candidates.filter((a) => ok.has(a.job.id));
+        for (const active of actives) if (!ok.has(active.job.id) && active.state === 'running') this.lost(active, 'completeWith');
+        await fn(
+          client,
+          held.map((a) => a.job),
+        );
+        await client.query('COMMIT');
+      } catch (err) {
+        await client.query('ROLLBACK').catch(() => undefined);
+        throw err;
+      }
+    } finally {
+      client.release();
+    }
+    for (const active of held) {
+      active.completedWith = true;
+      this.metrics?.observeDuration(active.job.kind, 'succeeded', (performance.now() - active.t0) / 1000);
+      if (this.debug) this.logger.debug(this.fields(active), 'job succeeded');
+      // Done in the database; still counted as running until the handler returns.
+      if (this.held.get(active.job.id) === active) this.held.delete(active.job.id);
+    }
+    if (held.length > 0) this.metrics?.completed.inc({ kind: held[0]!.job.kind }, held.length);
+    return held.map((a) => a.job);
   }
 
   // ---- completion --------------------------------------------------------
@@ -576,13 +781,16 @@ export class Worker {
     if (this.metrics) for (const [kind, n] of counts) this.metrics.completed.inc({ kind }, n);
   }
 
-  /** JobContext.completeWith: the compare-and-set first (row locked until commit), then fn, then COMMIT. */
+  /** JobContext.completeWith: a batch completeWith of one job that must hold. */
   completeWithin(active: ActiveJob, fn: (tx: pg.PoolClient) => Promise<void>): Promise<void> {
     if (active.completedWith || active.withPromise) return Promise.reject(new Error('completeWith was already called for this job'));
     if (active.state !== 'running' || active.abortReason instanceof LeaseLostError) {
       return Promise.reject(new LeaseLostError(active.job.id));
     }
-    const work = this.completeInTransaction(active, fn);
+    const work = this.completeManyInTransaction([active], async (tx, held) => {
+      if (held.length === 0) throw new LeaseLostError(active.job.id);
+      await fn(tx);
+    }).then(() => undefined);
     active.withPromise = work.then(
       () => undefined,
       () => undefined,
@@ -590,39 +798,6 @@ export class Worker {
     return work.finally(() => {
       active.withPromise = null;
     });
-  }
-
-  private async completeInTransaction(active: ActiveJob, fn: (tx: pg.PoolClient) => Promise<void>): Promise<void> {
-    const client = await this.pool.connect();
-    try {
-      // Durable whatever the session says: fn's writes are the caller's data.
-      await client.query('BEGIN; SET LOCAL synchronous_commit = on');
-      const cas = await client.query({
-        name: SQL.COMPLETE_ONE.name,
-        text: SQL.COMPLETE_ONE.text,
-        values: [active.job.id, this.workerId, active.job.attempts, this.clock.now()],
-      });
-      if (cas.rowCount === 0) {
-        await client.query('ROLLBACK');
-        this.lost(active, 'completeWith');
-        throw new LeaseLostError(active.job.id);
-      }
-      try {
-        await fn(client);
-        await client.query('COMMIT');
-      } catch (err) {
-        await client.query('ROLLBACK').catch(() => undefined);
-        throw err;
-      }
-    } finally {
-      client.release();
-    }
-    active.completedWith = true;
-    this.metrics?.observeDuration(active.job.kind, 'succeeded', (performance.now() - active.t0) / 1000);
-    this.metrics?.completed.inc({ kind: active.job.kind });
-    if (this.debug) this.logger.debug(this.fields(active), 'job succeeded');
-    // Done in the database; still counted as running until the handler returns.
-    if (this.held.get(active.job.id) === active) this.held.delete(active.job.id);
   }
 
   // ---- failure -----------------------------------------------------------
@@ -894,6 +1069,10 @@ export class Worker {
     const job = active.job;
     return { jobId: job.id, kind: job.kind, attempt: job.attempts, idempotencyKey: job.idempotencyKey, workerId: this.workerId };
   }
+}
+
+function checkKind(kind: string): void {
+  if (typeof kind !== 'string' || kind.length === 0) throw new TypeError('job kind must be a non-empty string');
 }
 
 function positiveInt(name: string, value: number): number {
