@@ -1,12 +1,13 @@
 import { collapseIdFor } from './collapse-id.js';
-import type { PushOutcome, PushPlatform, SqlExecutor } from './push-provider.js';
+import type { PushMessage, PushOutcome, PushPlatform, PushProvider, SqlExecutor } from './push-provider.js';
 import type { PushProviders } from './provider-registry.js';
 
 // The delivery ledger (`push_deliveries`, one row per job and device) and the
-// send loop around it. A row is written as `sending` before the provider is
-// called and gets its outcome after, so a crash in between leaves a row that
-// the retry sends again — with the same collapse id, so the phone shows the
-// push once even if the first send did arrive.
+// send loop around it, for one job or a batch of jobs at once. A row is
+// written as `sending` before the provider is called and gets its outcome
+// after, so a crash in between leaves a row that the retry sends again — with
+// the same collapse id, so the phone shows the push once even if the first
+// send did arrive.
 
 export interface DeliveryRequest {
   jobId: string;
@@ -33,6 +34,7 @@ export interface DeliverySummary {
 }
 
 interface LedgerDevice {
+  job_id: string;
   id: string;
   platform: PushPlatform;
   push_token: string;
@@ -44,11 +46,27 @@ export interface DeliveryClock {
   now(): Date;
 }
 
+export interface SkipRecord {
+  jobId: string;
+  userId: string;
+  reason: SkipReason;
+}
+
 // A permanent failure is kept as `failed` with this prefix, and not retried.
 const PERMANENT = 'permanent: ';
 
 const rowsOf = <T>(result: unknown): T[] =>
   Array.isArray(result) ? (result as T[]) : ((result as { rows?: T[] })?.rows ?? []);
+
+// One send this call makes: the request, the device and the summary it counts in.
+interface Send {
+  request: DeliveryRequest;
+  device: LedgerDevice;
+  summary: DeliverySummary;
+  provider: PushProvider;
+  collapseId: string;
+  outcome?: PushOutcome;
+}
 
 export class PushDelivery {
   constructor(
@@ -57,121 +75,202 @@ export class PushDelivery {
     private readonly clock: DeliveryClock,
   ) {}
 
-  /**
-   * Sends to every active device of the user that this job has not already
-   * reached: `sent` and `invalid_token` rows are final, as are permanent
-   * failures; `sending` (a crash mid-send) and transient failures go again.
-   */
+  /** deliverMany for one job. */
   async deliver(request: DeliveryRequest): Promise<DeliverySummary> {
+    return (await this.deliverMany([request]))[0]!;
+  }
+
+  /**
+   * Sends every request (one per job; a job at most once) to every active
+   * device of its user that the job has not already reached: `sent` and
+   * `invalid_token` rows are final, as are permanent failures; `sending` (a
+   * crash mid-send) and transient failures go again. A fixed number of
+   * statements whatever the number of jobs: one read, one insert of the
+   * `sending` rows, the providers' calls, one update of the outcomes (and one
+   * to deactivate rejected tokens). Summaries are in the order of `requests`.
+   */
+  async deliverMany(requests: readonly DeliveryRequest[]): Promise<DeliverySummary[]> {
+    if (requests.length === 0) return [];
     const devices = rowsOf<LedgerDevice>(
       await this.db.query(
-        `SELECT d.id, d.platform, d.push_token, pd.status AS ledger_status, pd.error AS ledger_error
-           FROM devices d
-           LEFT JOIN push_deliveries pd ON pd.job_id = $1 AND pd.device_id = d.id
-          WHERE d.user_id = $2 AND (d.active OR pd.status IS NOT NULL)
-          ORDER BY d.created_at, d.id`,
-        [request.jobId, request.userId],
+        `SELECT r.job_id::text AS job_id, d.id, d.platform, d.push_token, pd.status AS ledger_status, pd.error AS ledger_error
+           FROM unnest($1::bigint[], $2::text[]) AS r(job_id, user_id)
+           JOIN devices d ON d.user_id = r.user_id
+           LEFT JOIN push_deliveries pd ON pd.job_id = r.job_id AND pd.device_id = d.id
+          WHERE d.active OR pd.status IS NOT NULL
+          ORDER BY r.job_id, d.created_at, d.id`,
+        [requests.map((r) => r.jobId), requests.map((r) => r.userId)],
       ),
     );
-    const summary: DeliverySummary = { sent: 0, invalidTokens: 0, permanentFailures: 0, retryable: [], noDevice: false };
-    if (devices.length === 0) {
-      await this.recordSkipped(request.jobId, request.userId, 'no_device');
-      return { ...summary, noDevice: true };
+    const byJob = new Map<string, LedgerDevice[]>();
+    for (const device of devices) {
+      const list = byJob.get(device.job_id);
+      if (list) list.push(device);
+      else byJob.set(device.job_id, [device]);
     }
-    const collapseId = collapseIdFor(request.jobId);
-    await Promise.all(
-      devices.map(async (device) => {
-        if (device.ledger_status === 'sent') return void summary.sent++;
-        if (device.ledger_status === 'invalid_token') return void summary.invalidTokens++;
-        if (device.ledger_status === 'skipped') return;
-        if (device.ledger_status === 'failed' && device.ledger_error?.startsWith(PERMANENT)) return void summary.permanentFailures++;
-        const outcome = await this.sendOne(request, device, collapseId);
-        switch (outcome.kind) {
-          case 'sent':
-            summary.sent++;
-            break;
-          case 'invalid_token':
-            summary.invalidTokens++;
-            break;
-          case 'permanent':
-            summary.permanentFailures++;
-            break;
-          case 'transient':
-          case 'configuration_error':
-            summary.retryable.push({ deviceId: device.id, reason: outcome.reason });
-            if (outcome.kind === 'transient' && outcome.retryAfterSeconds !== undefined) {
-              summary.retryAfterSeconds = Math.max(summary.retryAfterSeconds ?? 0, outcome.retryAfterSeconds);
-            }
-            break;
-        }
-      }),
-    );
-    return summary;
+
+    const summaries: DeliverySummary[] = [];
+    const sends: Send[] = [];
+    const noDevice: SkipRecord[] = [];
+    for (const request of requests) {
+      const summary: DeliverySummary = { sent: 0, invalidTokens: 0, permanentFailures: 0, retryable: [], noDevice: false };
+      summaries.push(summary);
+      const own = byJob.get(String(request.jobId)) ?? [];
+      if (own.length === 0) {
+        summary.noDevice = true;
+        noDevice.push({ jobId: request.jobId, userId: request.userId, reason: 'no_device' });
+        continue;
+      }
+      const collapseId = collapseIdFor(request.jobId);
+      for (const device of own) {
+        if (device.ledger_status === 'sent') summary.sent++;
+        else if (device.ledger_status === 'invalid_token') summary.invalidTokens++;
+        else if (device.ledger_status === 'skipped') continue;
+        else if (device.ledger_status === 'failed' && device.ledger_error?.startsWith(PERMANENT)) summary.permanentFailures++;
+        else sends.push({ request, device, summary, provider: this.providers.forPlatform(device.platform), collapseId });
+      }
+    }
+    await this.recordSkippedMany(noDevice);
+    if (sends.length === 0) return summaries;
+
+    await this.markSending(sends);
+    await this.sendAll(sends);
+    await this.recordOutcomes(sends);
+    for (const send of sends) count(send.summary, send.device, send.outcome!);
+    return summaries;
+  }
+
+  /** recordSkippedMany for one job. */
+  async recordSkipped(jobId: string, userId: string, reason: SkipReason): Promise<void> {
+    await this.recordSkippedMany([{ jobId, userId, reason }]);
   }
 
   /**
-   * Records that this job deliberately sent nothing: one `skipped` row per
-   * active device, or a single row without a device when there is none.
+   * Records that these jobs deliberately sent nothing: one `skipped` row per
+   * active device of the user, or a single row without a device when the user
+   * has none. Rows that exist already are left as they are. One statement.
    */
-  async recordSkipped(jobId: string, userId: string, reason: SkipReason): Promise<void> {
-    const now = this.clock.now();
-    const inserted = rowsOf(
-      await this.db.query(
-        `INSERT INTO push_deliveries (job_id, device_id, user_id, platform, status, skip_reason, created_at, updated_at)
-         SELECT $1, d.id, d.user_id, d.platform, 'skipped', $3, $4, $4 FROM devices d WHERE d.user_id = $2 AND d.active
+  async recordSkippedMany(records: readonly SkipRecord[]): Promise<void> {
+    if (records.length === 0) return;
+    await this.db.query(
+      `WITH input AS (
+         SELECT * FROM unnest($1::bigint[], $2::text[], $3::text[]) AS i(job_id, user_id, reason)
+       ), per_device AS (
+         INSERT INTO push_deliveries (job_id, device_id, user_id, platform, status, skip_reason, created_at, updated_at)
+         SELECT i.job_id, d.id, d.user_id, d.platform, 'skipped', i.reason, $4, $4
+           FROM input i JOIN devices d ON d.user_id = i.user_id AND d.active
          ON CONFLICT (job_id, device_id) DO NOTHING
-         RETURNING 1`,
-        [jobId, userId, reason, now],
-      ),
+       )
+       INSERT INTO push_deliveries (job_id, device_id, user_id, status, skip_reason, created_at, updated_at)
+       SELECT i.job_id, NULL, i.user_id, 'skipped', i.reason, $4, $4 FROM input i
+        WHERE NOT EXISTS (SELECT 1 FROM devices d WHERE d.user_id = i.user_id AND d.active)
+       ON CONFLICT DO NOTHING`,
+      [records.map((r) => r.jobId), records.map((r) => r.userId), records.map((r) => r.reason), this.clock.now()],
     );
-    if (inserted.length === 0) {
+  }
+
+  // Before any provider is called, so that a crash in between leaves a row the retry sends again.
+  private async markSending(sends: Send[]): Promise<void> {
+    await this.db.query(
+      `INSERT INTO push_deliveries (job_id, device_id, user_id, platform, provider, status, attempts, collapse_id, created_at, updated_at)
+       SELECT s.job_id, s.device_id, s.user_id, s.platform, s.provider, 'sending', 1, s.collapse_id, $7, $7
+         FROM unnest($1::bigint[], $2::uuid[], $3::text[], $4::text[], $5::text[], $6::text[])
+           AS s(job_id, device_id, user_id, platform, provider, collapse_id)
+       ON CONFLICT (job_id, device_id) DO UPDATE
+         SET status = 'sending', attempts = push_deliveries.attempts + 1, provider = EXCLUDED.provider, updated_at = EXCLUDED.updated_at`,
+      [
+        sends.map((s) => s.request.jobId),
+        sends.map((s) => s.device.id),
+        sends.map((s) => s.request.userId),
+        sends.map((s) => s.device.platform),
+        sends.map((s) => s.provider.name),
+        sends.map((s) => s.collapseId),
+        this.clock.now(),
+      ],
+    );
+  }
+
+  // Each provider gets its messages in one call (the simulated one records them in one statement).
+  private async sendAll(sends: Send[]): Promise<void> {
+    const byProvider = new Map<PushProvider, Send[]>();
+    for (const send of sends) {
+      const list = byProvider.get(send.provider);
+      if (list) list.push(send);
+      else byProvider.set(send.provider, [send]);
+    }
+    await Promise.all(
+      [...byProvider].map(async ([provider, group]) => {
+        const messages = group.map(({ request, device, collapseId }): PushMessage => ({
+          token: device.push_token,
+          platform: device.platform,
+          title: request.title,
+          body: request.body ?? undefined,
+          data: request.data ?? undefined,
+          collapseId,
+          expiresAt: request.expiresAt,
+          timeSensitive: request.timeSensitive,
+        }));
+        const outcomes = provider.sendMany
+          ? await provider.sendMany(messages)
+          : await Promise.all(messages.map((message) => provider.send(message)));
+        group.forEach((send, i) => (send.outcome = outcomes[i]));
+      }),
+    );
+  }
+
+  private async recordOutcomes(sends: Send[]): Promise<void> {
+    const now = this.clock.now();
+    const rows = sends.map(({ outcome }) =>
+      outcome!.kind === 'sent'
+        ? ['sent', null, outcome!.providerMessageId ?? null]
+        : outcome!.kind === 'invalid_token'
+          ? ['invalid_token', outcome!.reason, null]
+          : outcome!.kind === 'permanent'
+            ? ['failed', PERMANENT + outcome!.reason, null]
+            : ['failed', `${outcome!.kind}: ${outcome!.reason}`, null],
+    );
+    await this.db.query(
+      `UPDATE push_deliveries pd SET status = o.status, error = o.error, provider_message_id = o.message_id, updated_at = $6
+         FROM unnest($1::bigint[], $2::uuid[], $3::text[], $4::text[], $5::text[]) AS o(job_id, device_id, status, error, message_id)
+        WHERE pd.job_id = o.job_id AND pd.device_id = o.device_id`,
+      [sends.map((s) => s.request.jobId), sends.map((s) => s.device.id), rows.map((r) => r[0]), rows.map((r) => r[1]), rows.map((r) => r[2]), now],
+    );
+    const rejected = sends.filter((s) => s.outcome!.kind === 'invalid_token');
+    if (rejected.length > 0) {
+      // No further sends to a token the provider rejected; re-registering it (PUT device) reactivates it.
       await this.db.query(
-        `INSERT INTO push_deliveries (job_id, device_id, user_id, status, skip_reason, created_at, updated_at)
-         VALUES ($1, NULL, $2, 'skipped', $3, $4, $4) ON CONFLICT DO NOTHING`,
-        [jobId, userId, reason, now],
+        `UPDATE devices d SET active = false, deactivated_reason = r.reason, deactivated_at = r.since, updated_at = $4
+           FROM unnest($1::uuid[], $2::text[], $3::timestamptz[]) AS r(id, reason, since)
+          WHERE d.id = r.id AND d.active`,
+        [
+          rejected.map((s) => s.device.id),
+          rejected.map((s) => `invalid_token: ${(s.outcome as { reason: string }).reason}`),
+          rejected.map((s) => (s.outcome as { invalidSince?: Date }).invalidSince ?? now),
+          now,
+        ],
       );
     }
   }
+}
 
-  private async sendOne(request: DeliveryRequest, device: LedgerDevice, collapseId: string): Promise<PushOutcome> {
-    const provider = this.providers.forPlatform(device.platform);
-    await this.db.query(
-      `INSERT INTO push_deliveries (job_id, device_id, user_id, platform, provider, status, attempts, collapse_id, created_at, updated_at)
-       VALUES ($1, $2, $3, $4, $5, 'sending', 1, $6, $7, $7)
-       ON CONFLICT (job_id, device_id) DO UPDATE
-         SET status = 'sending', attempts = push_deliveries.attempts + 1, provider = EXCLUDED.provider, updated_at = EXCLUDED.updated_at`,
-      [request.jobId, device.id, request.userId, device.platform, provider.name, collapseId, this.clock.now()],
-    );
-    const outcome = await provider.send({
-      token: device.push_token,
-      platform: device.platform,
-      title: request.title,
-      body: request.body ?? undefined,
-      data: request.data ?? undefined,
-      collapseId,
-      expiresAt: request.expiresAt,
-      timeSensitive: request.timeSensitive,
-    });
-    const now = this.clock.now();
-    const [status, error, messageId] =
-      outcome.kind === 'sent'
-        ? ['sent', null, outcome.providerMessageId ?? null]
-        : outcome.kind === 'invalid_token'
-          ? ['invalid_token', outcome.reason, null]
-          : outcome.kind === 'permanent'
-            ? ['failed', PERMANENT + outcome.reason, null]
-            : ['failed', `${outcome.kind}: ${outcome.reason}`, null];
-    await this.db.query(
-      `UPDATE push_deliveries SET status = $3, error = $4, provider_message_id = $5, updated_at = $6 WHERE job_id = $1 AND device_id = $2`,
-      [request.jobId, device.id, status, error, messageId, now],
-    );
-    if (outcome.kind === 'invalid_token') {
-      // No further sends to a token the provider rejected; re-registering it (PUT device) reactivates it.
-      await this.db.query(
-        `UPDATE devices SET active = false, deactivated_reason = $2, deactivated_at = $3, updated_at = $4 WHERE id = $1 AND active`,
-        [device.id, `invalid_token: ${outcome.reason}`, outcome.invalidSince ?? now, now],
-      );
-    }
-    return outcome;
+/** Adds one send's outcome to its job's summary. */
+function count(summary: DeliverySummary, device: LedgerDevice, outcome: PushOutcome): void {
+  switch (outcome.kind) {
+    case 'sent':
+      summary.sent++;
+      break;
+    case 'invalid_token':
+      summary.invalidTokens++;
+      break;
+    case 'permanent':
+      summary.permanentFailures++;
+      break;
+    case 'transient':
+    case 'configuration_error':
+      summary.retryable.push({ deviceId: device.id, reason: outcome.reason });
+      if (outcome.kind === 'transient' && outcome.retryAfterSeconds !== undefined) {
+        summary.retryAfterSeconds = Math.max(summary.retryAfterSeconds ?? 0, outcome.retryAfterSeconds);
+      }
+      break;
   }
 }

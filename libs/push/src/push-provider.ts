@@ -40,6 +40,8 @@ export interface PushProvider {
   readonly name: PushProviderName;
   /** Resolves with the provider's answer classified; rejects only on a bug or a broken dependency of ours. */
   send(message: PushMessage): Promise<PushOutcome>;
+  /** Optional: many messages at once, outcomes in their order (else the caller sends them one by one, concurrently). */
+  sendMany?(messages: readonly PushMessage[]): Promise<PushOutcome[]>;
   /** Closes connections; idempotent. */
   close(): Promise<void>;
 }

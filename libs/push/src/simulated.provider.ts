@@ -34,44 +34,48 @@ export class SimulatedPushProvider implements PushProvider {
   }
 
   async send(message: PushMessage): Promise<PushOutcome> {
-    const { token } = message;
-    let outcome: PushOutcome;
-    if (token.startsWith(SIMULATED_TOKEN_PREFIXES.invalid)) {
-      outcome = { kind: 'invalid_token', reason: 'simulated: token is not registered' };
-    } else if (token.startsWith(SIMULATED_TOKEN_PREFIXES.rateLimited)) {
-      outcome = {
-        kind: 'transient',
-        reason: 'simulated: 429 TooManyRequests',
-        retryAfterSeconds: SIMULATED_RETRY_AFTER_SECONDS,
-      };
-    } else if (token.startsWith(SIMULATED_TOKEN_PREFIXES.serverError)) {
-      outcome = { kind: 'transient', reason: 'simulated: 500 InternalServerError' };
-    } else {
-      if (token.startsWith(SIMULATED_TOKEN_PREFIXES.slow)) await sleep(this.slowDelayMs);
-      outcome = { kind: 'sent', providerMessageId: `sim-${randomUUID()}` };
-    }
-    await this.record(message, outcome);
-    return outcome;
+    return (await this.sendMany([message]))[0]!;
+  }
+
+  /** Answers each message by its token and records them all in one statement. */
+  async sendMany(messages: readonly PushMessage[]): Promise<PushOutcome[]> {
+    const outcomes = await Promise.all(messages.map((message) => this.answer(message.token)));
+    await this.record(messages, outcomes);
+    return outcomes;
   }
 
   async close(): Promise<void> {
     // The pool belongs to the caller.
   }
 
-  private async record(message: PushMessage, outcome: PushOutcome): Promise<void> {
+  private async answer(token: string): Promise<PushOutcome> {
+    if (token.startsWith(SIMULATED_TOKEN_PREFIXES.invalid)) {
+      return { kind: 'invalid_token', reason: 'simulated: token is not registered' };
+    }
+    if (token.startsWith(SIMULATED_TOKEN_PREFIXES.rateLimited)) {
+      return { kind: 'transient', reason: 'simulated: 429 TooManyRequests', retryAfterSeconds: SIMULATED_RETRY_AFTER_SECONDS };
+    }
+    if (token.startsWith(SIMULATED_TOKEN_PREFIXES.serverError)) {
+      return { kind: 'transient', reason: 'simulated: 500 InternalServerError' };
+    }
+    if (token.startsWith(SIMULATED_TOKEN_PREFIXES.slow)) await sleep(this.slowDelayMs);
+    return { kind: 'sent', providerMessageId: `sim-${randomUUID()}` };
+  }
+
+  private async record(messages: readonly PushMessage[], outcomes: PushOutcome[]): Promise<void> {
+    if (messages.length === 0) return;
     await this.db.query(
-      `INSERT INTO simulated_pushes
-         (platform, push_token, collapse_id, title, body, data, outcome, provider_message_id)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
+      `INSERT INTO simulated_pushes (platform, push_token, collapse_id, title, body, data, outcome, provider_message_id)
+       SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::jsonb[], $7::text[], $8::text[])`,
       [
-        message.platform,
-        message.token,
-        message.collapseId,
-        message.title,
-        message.body ?? null,
-        message.data === undefined ? null : JSON.stringify(message.data),
-        outcome.kind,
-        outcome.kind === 'sent' ? (outcome.providerMessageId ?? null) : null,
+        messages.map((m) => m.platform),
+        messages.map((m) => m.token),
+        messages.map((m) => m.collapseId),
+        messages.map((m) => m.title),
+        messages.map((m) => m.body ?? null),
+        messages.map((m) => (m.data === undefined ? null : JSON.stringify(m.data))),
+        outcomes.map((o) => o.kind),
+        outcomes.map((o) => (o.kind === 'sent' ? (o.providerMessageId ?? null) : null)),
       ],
     );
   }

@@ -1,0 +1,123 @@
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { createPushProviders, PushDelivery, type DeliveryRequest, type SqlExecutor } from '@nudge/push';
+import { createTestDatabase, type TestDatabase } from '../support/database.js';
+
+// PushDelivery.deliverMany: many jobs through the ledger at once, each job
+// summarised on its own, in a fixed number of statements.
+describe('PushDelivery.deliverMany', () => {
+  let db: TestDatabase;
+  let statements: string[];
+  let delivery: PushDelivery;
+  const now = new Date('2026-03-01T08:00:00.000Z');
+
+  const request = (jobId: string, userId: string): DeliveryRequest => ({ jobId, userId, title: 'Stretch', body: 'Two minutes', data: { n: jobId } });
+  const ledger = async () =>
+    (
+      await db.pool.query(
+        `SELECT pd.job_id::text AS job, d.push_token AS token, pd.status, pd.attempts, pd.skip_reason AS skip
+           FROM push_deliveries pd LEFT JOIN devices d ON d.id = pd.device_id ORDER BY pd.job_id, d.push_token`,
+      )
+    ).rows;
+
+  beforeAll(async () => {
+    db = await createTestDatabase();
+  });
+  afterAll(async () => db.drop());
+  beforeEach(async () => {
+    await db.pool.query('TRUNCATE users, devices, push_deliveries, simulated_pushes CASCADE');
+    await db.pool.query(`INSERT INTO users (id, time_zone) SELECT 'u' || i, 'UTC' FROM generate_series(1, 5) AS i`);
+    await db.pool.query(
+      `INSERT INTO devices (user_id, installation_id, platform, push_token, active) VALUES
+         ('u1', 'a', 'ios', 'tok-1a', true), ('u1', 'b', 'android', 'sim-invalid-1b', true),
+         ('u2', 'a', 'android', 'sim-429-2a', true),
+         ('u4', 'a', 'ios', 'tok-4a', true),
+         ('u5', 'a', 'ios', 'tok-5a', false)`,
+    );
+    // Job 4 reached its device on an earlier attempt.
+    await db.pool.query(
+      `INSERT INTO push_deliveries (job_id, device_id, user_id, platform, provider, status, attempts)
+       SELECT 4, id, user_id, platform, 'simulated', 'sent', 1 FROM devices WHERE push_token = 'tok-4a'`,
+    );
+    statements = [];
+    const counting: SqlExecutor = {
+      query: (sql, params) => {
+        statements.push(sql);
+        return db.pool.query(sql, params as unknown[]);
+      },
+    };
+    const providers = createPushProviders({}, { db: counting });
+    delivery = new PushDelivery(counting, providers, { now: () => now });
+  });
+
+  it('summarises each job on its own and writes the ledger, the simulated pushes and the dead token', async () => {
+    const summaries = await delivery.deliverMany([request('1', 'u1'), request('2', 'u2'), request('3', 'u3'), request('4', 'u4'), request('5', 'u5')]);
+    expect(summaries).toEqual([
+      { sent: 1, invalidTokens: 1, permanentFailures: 0, retryable: [], noDevice: false },
+      {
+        sent: 0,
+        invalidTokens: 0,
+        permanentFailures: 0,
+        retryable: [{ deviceId: expect.any(String), reason: 'simulated: 429 TooManyRequests' }],
+        retryAfterSeconds: 120,
+        noDevice: false,
+      },
+      { sent: 0, invalidTokens: 0, permanentFailures: 0, retryable: [], noDevice: true },
+      { sent: 1, invalidTokens: 0, permanentFailures: 0, retryable: [], noDevice: false },
+      { sent: 0, invalidTokens: 0, permanentFailures: 0, retryable: [], noDevice: true },
+    ]);
+    expect(await ledger()).toEqual([
+      { job: '1', token: 'sim-invalid-1b', status: 'invalid_token', attempts: 1, skip: null },
+      { job: '1', token: 'tok-1a', status: 'sent', attempts: 1, skip: null },
+      { job: '2', token: 'sim-429-2a', status: 'failed', attempts: 1, skip: null },
+      { job: '3', token: null, status: 'skipped', attempts: 0, skip: 'no_device' },
+      { job: '4', token: 'tok-4a', status: 'sent', attempts: 1, skip: null },
+      { job: '5', token: null, status: 'skipped', attempts: 0, skip: 'no_device' },
+    ]);
+    const simulated = await db.pool.query(`SELECT push_token, collapse_id, data FROM simulated_pushes ORDER BY push_token`);
+    expect(simulated.rows).toEqual([
+      { push_token: 'sim-429-2a', collapse_id: expect.stringMatching(/2/), data: { n: '2' } },
+      { push_token: 'sim-invalid-1b', collapse_id: expect.stringMatching(/1/), data: { n: '1' } },
+      { push_token: 'tok-1a', collapse_id: expect.stringMatching(/1/), data: { n: '1' } },
+    ]);
+    const dead = await db.pool.query(`SELECT push_token, active, deactivated_reason FROM devices WHERE NOT active ORDER BY push_token`);
+    expect(dead.rows).toEqual([
+      { push_token: 'sim-invalid-1b', active: false, deactivated_reason: 'invalid_token: simulated: token is not registered' },
+      { push_token: 'tok-5a', active: false, deactivated_reason: null },
+    ]);
+
+    // The retry of job 2 sends only what was not reached, and counts the attempt.
+    const [again] = await delivery.deliverMany([request('2', 'u2')]);
+    expect(again!.retryable).toHaveLength(1);
+    expect((await ledger()).find((r) => r.job === '2')).toMatchObject({ status: 'failed', attempts: 2 });
+  });
+
+  it('costs the same statements for forty jobs as for one', async () => {
+    await db.pool.query(`INSERT INTO users (id, time_zone) SELECT 'm' || i, 'UTC' FROM generate_series(1, 40) AS i`);
+    await db.pool.query(
+      `INSERT INTO devices (user_id, installation_id, platform, push_token)
+       SELECT 'm' || i, 'p' || d, CASE WHEN d = 1 THEN 'ios' ELSE 'android' END, 'tok-m' || i || '-' || d
+         FROM generate_series(1, 40) AS i CROSS JOIN generate_series(1, 2) AS d`,
+    );
+    await delivery.deliverMany([request('100', 'm1')]);
+    const forOne = statements.length;
+    statements = [];
+    const summaries = await delivery.deliverMany(Array.from({ length: 40 }, (_, i) => request(String(200 + i), `m${i + 1}`)));
+    expect(summaries.every((s) => s.sent === 2)).toBe(true);
+    expect(statements.length).toBe(forOne);
+    expect((await db.pool.query(`SELECT count(*)::int AS n FROM simulated_pushes`)).rows[0].n).toBe(82);
+  });
+
+  it('records skips for many jobs at once: a row per active device, or one device-less row', async () => {
+    await delivery.recordSkippedMany([
+      { jobId: '7', userId: 'u1', reason: 'stale' },
+      { jobId: '8', userId: 'u3', reason: 'disabled' },
+    ]);
+    // Recording again changes nothing.
+    await delivery.recordSkipped('7', 'u1', 'stale');
+    expect((await ledger()).filter((r) => r.job === '7' || r.job === '8')).toEqual([
+      { job: '7', token: 'sim-invalid-1b', status: 'skipped', attempts: 0, skip: 'stale' },
+      { job: '7', token: 'tok-1a', status: 'skipped', attempts: 0, skip: 'stale' },
+      { job: '8', token: null, status: 'skipped', attempts: 0, skip: 'disabled' },
+    ]);
+  });
+});
