@@ -13,7 +13,7 @@ import {
   TokenCleanupService,
 } from '@nudge/push';
 import { QueueModule, Worker } from '@nudge/queue';
-import { REMINDER_SWEEP, RemindersModule, ReminderSweep, SEND_REMINDER, SendReminderHandler } from '@nudge/reminders';
+import { REMINDER_SWEEP, RemindersModule, ReminderSweep, SEND_REMINDER, SEND_REMINDER_BATCH, SendReminderHandler } from '@nudge/reminders';
 import { UsersModule } from '@nudge/users';
 
 export interface WorkerModuleOptions {
@@ -40,7 +40,9 @@ class JobHandlers implements OnModuleInit {
   ) {}
 
   onModuleInit(): void {
-    this.worker.register(SEND_REMINDER, this.sendReminder.handle).register(REMINDER_SWEEP, this.sweep.handle);
+    // Reminders come in herds (everyone's 08:00): one handler call per batch of them.
+    this.worker.registerBatch(SEND_REMINDER, this.sendReminder.handle, { maxBatch: SEND_REMINDER_BATCH });
+    this.worker.register(REMINDER_SWEEP, this.sweep.handle);
     this.worker.register(SEND_NOTIFICATION, this.sendNotification.handle).register(TOKEN_CLEANUP, this.tokenCleanup.handle);
   }
 }

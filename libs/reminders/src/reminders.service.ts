@@ -4,7 +4,7 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import { type DataSource, type EntityManager, IsNull } from 'typeorm';
 import { Clock, CONFIG, type Config, DomainError } from '@nudge/config';
 import { assertPayloadFits } from '@nudge/push';
-import { cancelJobs, enqueue, queryRows, type QueryExecutor } from '@nudge/queue';
+import { cancelJobs, enqueueMany, queryRows, type QueryExecutor } from '@nudge/queue';
 import { localIsoAt, occurrences as occurrencesOf, validateSchedule } from '@nudge/scheduling';
 import { UserEntity, UserEvents, UsersService } from '@nudge/users';
 import { ReminderEntity } from './reminder.entity.js';
@@ -21,6 +21,13 @@ export interface ReminderInput {
   startDate?: string;
   enabled?: boolean;
   data?: Record<string, unknown> | null;
+}
+
+/** One reminder whose next occurrence after `after` is to be enqueued. */
+export interface ChainLink {
+  reminder: ReminderFacts & { userId: string; enabled: boolean };
+  user: UserFacts;
+  after: Date;
 }
 
 export interface ReminderPage {
@@ -209,22 +216,45 @@ export class RemindersService implements OnModuleInit {
     after: Date,
     now: Date,
   ): Promise<OccurrenceView | null> {
-    if (!reminder.enabled) return null;
-    const plan = planNextJob(reminder, user, after, now, this.config.reminderJitterSeconds);
-    if (!plan) return null;
-    const { job } = await enqueue(tx, {
-      kind: SEND_REMINDER,
-      payload: plan.payload,
-      runAt: plan.runAt,
-      idempotencyKey: plan.idempotencyKey,
-      maxAttempts: 8,
-    });
-    await tx.query(
-      `INSERT INTO reminder_occurrences (reminder_id, job_id, version, local_date, due_at, created_at)
-       VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT DO NOTHING`,
-      [reminder.id, job.id, reminder.version, plan.occurrence.localDate, plan.occurrence.at, now],
+    return (await this.scheduleNextMany(tx, [{ reminder, user, after }], now))[0]!;
+  }
+
+  /**
+   * scheduleNext for many reminders in two statements (one enqueueMany, one
+   * insert of their reminder_occurrences rows); results in their order.
+   */
+  async scheduleNextMany(tx: QueryExecutor, chains: readonly ChainLink[], now: Date): Promise<(OccurrenceView | null)[]> {
+    const plans = chains.map(({ reminder, user, after }) =>
+      reminder.enabled ? planNextJob(reminder, user, after, now, this.config.reminderJitterSeconds) : null,
     );
-    return { at: plan.occurrence.at.toISOString(), local: plan.occurrence.local };
+    const planned = plans.flatMap((plan, i) => (plan ? [{ plan, reminder: chains[i]!.reminder }] : []));
+    if (planned.length > 0) {
+      const jobs = await enqueueMany(
+        tx,
+        planned.map(({ plan }) => ({
+          kind: SEND_REMINDER,
+          payload: plan.payload,
+          runAt: plan.runAt,
+          idempotencyKey: plan.idempotencyKey,
+          maxAttempts: 8,
+        })),
+        { now },
+      );
+      await tx.query(
+        `INSERT INTO reminder_occurrences (reminder_id, job_id, version, local_date, due_at, created_at)
+         SELECT o.*, $6::timestamptz FROM unnest($1::uuid[], $2::bigint[], $3::integer[], $4::text[], $5::timestamptz[]) AS o
+         ON CONFLICT DO NOTHING`,
+        [
+          planned.map(({ reminder }) => reminder.id),
+          jobs.map(({ job }) => job.id),
+          planned.map(({ reminder }) => reminder.version),
+          planned.map(({ plan }) => plan.occurrence.localDate),
+          planned.map(({ plan }) => plan.occurrence.at),
+          now,
+        ],
+      );
+    }
+    return plans.map((plan) => (plan ? { at: plan.occurrence.at.toISOString(), local: plan.occurrence.local } : null));
   }
 
   private async rescheduleFollowing(tx: EntityManager, userId: string): Promise<void> {
