@@ -145,7 +145,9 @@ export class ReminderPipeline {
   }
 
   private async runWorker(jitterSeconds: number, n: number): Promise<void> {
-    const child = spawn(process.execPath, [resolve(ROOT, 'dist/apps/worker/src/main.js')], {
+    // BENCH_WORKER_ARGS: node flags for the worker, e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof` to profile it.
+    const nodeArgs = (process.env.BENCH_WORKER_ARGS ?? '').split(' ').filter(Boolean);
+    const child = spawn(process.execPath, [...nodeArgs, resolve(ROOT, 'dist/apps/worker/src/main.js')], {
       cwd: ROOT,
       env: {
         ...process.env,
@@ -167,7 +169,8 @@ export class ReminderPipeline {
     const deadline = Date.now() + 15 * 60_000;
     try {
       for (;;) {
-        await new Promise((r) => setTimeout(r, 250));
+        // Not more often: this count competes with the worker for the same two cores.
+        await new Promise((r) => setTimeout(r, 1000));
         if (crashed) throw new Error(`the worker exited early:\n${stderr}`);
         const [row] = (
           await this.pool.query(

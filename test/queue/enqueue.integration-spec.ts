@@ -167,6 +167,8 @@ describe('enqueue', () => {
       const many = await enqueueMany(runner, [{ kind: 'orm' }, { kind: 'orm', idempotencyKey: 'orm-1' }]);
       await runner.release();
       expect(many.map((r) => r.created)).toEqual([true, false]);
+      // The key's holder comes back whole, as it is stored.
+      expect(many[1]!.job).toMatchObject({ id: created.job.id, runAt: new Date('2030-01-01T00:00:00Z'), status: 'queued' });
       expect(await statusCounts(db.pool)).toEqual({ queued: 2 });
     } finally {
       await dataSource.destroy();

@@ -41,6 +41,8 @@ function normalise(spec: EnqueueSpec, now: Date): NormalisedSpec {
 }
 
 type CreatedRow = JobRow & { created: boolean };
+/** What ENQUEUE_MANY returns of a row it inserted. */
+type InsertedRow = Pick<JobRow, 'id' | 'idempotency_key'> & { created: boolean };
 
 /**
  * Adds a job, in the executor's transaction when it is one. A spec whose
@@ -87,10 +89,10 @@ export async function enqueueMany<P = unknown>(
       `"idempotency_key":${JSON.stringify(s.idempotencyKey)},"run_at":"${s.runAt.toISOString()}",` +
       `"max_attempts":${s.maxAttempts},"priority":${s.priority}}`,
   );
-  const rows = await queryRows<CreatedRow>(executor, ENQUEUE_MANY, [`[${parts.join(',')}]`, now]);
+  const rows = await queryRows<InsertedRow>(executor, ENQUEUE_MANY, [`[${parts.join(',')}]`, now]);
 
-  const byKey = new Map<string, CreatedRow>();
-  const unkeyed: CreatedRow[] = [];
+  const byKey = new Map<string, InsertedRow | CreatedRow>();
+  const unkeyed: InsertedRow[] = [];
   for (const row of rows) {
     if (row.idempotency_key === null) unkeyed.push(row);
     else if (row.created || !byKey.has(row.idempotency_key)) byKey.set(row.idempotency_key, row);
@@ -103,6 +105,7 @@ export async function enqueueMany<P = unknown>(
     return x.length - y.length || (x < y ? -1 : x > y ? 1 : 0);
   });
 
+  // Keys that conflicted: the jobs holding them, read only when there are some.
   const missing = normalised.filter((s) => s.idempotencyKey !== null && !byKey.has(s.idempotencyKey));
   if (missing.length > 0) {
     const late = await queryRows<JobRow>(executor, JOBS_BY_KEYS, [missing.map((s) => s.idempotencyKey)]);
@@ -125,7 +128,10 @@ export async function enqueueMany<P = unknown>(
     if (!row) throw new Error(`enqueueMany: key ${s.idempotencyKey} conflicted but its job is gone; retry`);
     const created = row.created && !reported.has(s.idempotencyKey);
     reported.add(s.idempotencyKey);
-    return { job: row.created ? insertedJob<P>(row.id, firstWithKey.get(s.idempotencyKey)!, now) : toJob<P>(row), created };
+    return {
+      job: row.created ? insertedJob<P>(row.id, firstWithKey.get(s.idempotencyKey)!, now) : toJob<P>(row as CreatedRow),
+      created,
+    };
   });
 }
 

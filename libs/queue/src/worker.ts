@@ -541,8 +541,20 @@ export class Worker {
       const active = this.buffer[this.bufferHead++]!;
       if (active.state !== 'buffered') continue;
       const batch = this.batchHandlers.get(active.job.kind);
-      if (batch) this.runBatch(active, batch.handler, batch.maxBatch);
-      else this.run(active);
+      if (!batch) {
+        this.run(active);
+        continue;
+      }
+      // Wait for room for a whole batch (while others run), so that batches
+      // stay large instead of splitting into whatever slots come free. At
+      // most half the slots, so that two batches can overlap.
+      const free = this.concurrency - this.running;
+      const wanted = Math.min(batch.maxBatch, Math.max(1, Math.floor(this.concurrency / 2)));
+      if (this.running > 0 && free < Math.min(wanted, 1 + this.bufferedOfKind(active.job.kind, wanted - 1))) {
+        this.bufferHead--;
+        break;
+      }
+      this.runBatch(active, batch.handler, Math.min(batch.maxBatch, free));
     }
     if (this.bufferHead === this.buffer.length) {
       this.buffer = [];
@@ -618,9 +630,18 @@ export class Worker {
 
   // ---- batches -----------------------------------------------------------
 
-  /** Starts `first` and the next buffered jobs of its kind, as many as maxBatch and the free slots allow, in one handler call. */
-  private runBatch(first: ActiveJob, handler: BatchJobHandler, maxBatch: number): void {
-    const limit = Math.max(1, Math.min(maxBatch, this.concurrency - this.running));
+  /** Buffered jobs of `kind` from the head of the buffer on, counted up to `upTo`. */
+  private bufferedOfKind(kind: string, upTo: number): number {
+    let n = 0;
+    for (let i = this.bufferHead; i < this.buffer.length && n < upTo; i++) {
+      const active = this.buffer[i]!;
+      if (active.state === 'buffered' && active.job.kind === kind) n++;
+    }
+    return n;
+  }
+
+  /** Starts `first` and the next buffered jobs of its kind, up to `limit`, in one handler call. */
+  private runBatch(first: ActiveJob, handler: BatchJobHandler, limit: number): void {
     const actives = [first];
     for (let i = this.bufferHead; i < this.buffer.length && actives.length < limit; i++) {
       const candidate = this.buffer[i]!;
