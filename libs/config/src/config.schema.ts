@@ -50,7 +50,7 @@ export const VARIABLES: readonly VariableSpec[] = [
   { name: 'PORT', description: 'HTTP port of the API', default: '3000' },
   { name: 'ROLE', description: '`all` (API and worker in one process), `api` or `worker`', default: 'all' },
   { name: 'AUTH_JWT_SECRET', description: 'HS256 secret for bearer tokens (at least 32 characters)', sensitive: true },
-  { name: 'WORKER_CONCURRENCY', description: 'jobs one worker process runs at once', default: '10' },
+  { name: 'WORKER_CONCURRENCY', description: 'jobs one worker process runs at once (a batch of reminders takes one slot per job)', default: '100' },
   { name: 'JOB_LEASE_SECONDS', description: 'how long a claimed job is held before the reaper returns it', default: '60' },
   { name: 'REMINDER_JITTER_SECONDS', description: 'spread of reminders due at the same minute (0 disables)', default: '0' },
   { name: 'JOB_RETENTION_DAYS', description: 'finished jobs are pruned after this many days', default: '14' },

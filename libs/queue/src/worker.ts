@@ -52,7 +52,7 @@ export interface WorkerOptions {
   connectionString?: string;
   /** Or a pool to use (not ended by stop()). Keep it for the queue: the hot path should not wait behind other queries. */
   pool?: pg.Pool;
-  /** Connections of the worker's own pool. Default 4 (claim, flushes, heartbeat, failures). */
+  /** Connections of the worker's own pool. Default 8 (claim, flushes, heartbeat, failures, and the completeWith transactions of batches in flight). */
   poolSize?: number;
   /** Written to locked_by and the history. Default host:pid:random. */
   workerId?: string;
@@ -278,7 +278,7 @@ export class Worker {
     } else if (options.connectionString) {
       this.pool = new pg.Pool({
         connectionString: options.connectionString,
-        max: options.poolSize ?? 4,
+        max: options.poolSize ?? 8,
         application_name: 'queue-worker',
         // See WorkerOptions.synchronousCommit.
         ...(options.synchronousCommit === true ? {} : { options: '-c synchronous_commit=off' }),

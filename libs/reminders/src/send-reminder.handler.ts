@@ -22,7 +22,7 @@ interface ReminderRow extends ReminderFacts {
 }
 
 /** Jobs per handler call at most (registerBatch's maxBatch). */
-export const SEND_REMINDER_BATCH = 50;
+export const SEND_REMINDER_BATCH = 100;
 
 /** A job whose occurrence is to be delivered, with what its delivery needs. */
 interface Deliverable extends ChainLink {
