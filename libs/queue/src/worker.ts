@@ -550,11 +550,13 @@ export class Worker {
       // most half the slots, so that two batches can overlap.
       const free = this.concurrency - this.running;
       const wanted = Math.min(batch.maxBatch, Math.max(1, Math.floor(this.concurrency / 2)));
-      if (this.running > 0 && free < Math.min(wanted, 1 + this.bufferedOfKind(active.job.kind, wanted - 1))) {
+      const size = Math.min(batch.maxBatch, free);
+      const group = [active, ...this.bufferedOfKind(active.job.kind, Math.max(wanted, size) - 1)];
+      if (this.running > 0 && free < Math.min(wanted, group.length)) {
         this.bufferHead--;
         break;
       }
-      this.runBatch(active, batch.handler, Math.min(batch.maxBatch, free));
+      this.runBatch(group.slice(0, size), batch.handler);
     }
     if (this.bufferHead === this.buffer.length) {
       this.buffer = [];
@@ -630,23 +632,18 @@ export class Worker {
 
   // ---- batches -----------------------------------------------------------
 
-  /** Buffered jobs of `kind` from the head of the buffer on, counted up to `upTo`. */
-  private bufferedOfKind(kind: string, upTo: number): number {
-    let n = 0;
-    for (let i = this.bufferHead; i < this.buffer.length && n < upTo; i++) {
+  /** Up to `upTo` buffered jobs of `kind`, from the head of the buffer on. */
+  private bufferedOfKind(kind: string, upTo: number): ActiveJob[] {
+    const found: ActiveJob[] = [];
+    for (let i = this.bufferHead; i < this.buffer.length && found.length < upTo; i++) {
       const active = this.buffer[i]!;
-      if (active.state === 'buffered' && active.job.kind === kind) n++;
+      if (active.state === 'buffered' && active.job.kind === kind) found.push(active);
     }
-    return n;
+    return found;
   }
 
-  /** Starts `first` and the next buffered jobs of its kind, up to `limit`, in one handler call. */
-  private runBatch(first: ActiveJob, handler: BatchJobHandler, limit: number): void {
-    const actives = [first];
-    for (let i = this.bufferHead; i < this.buffer.length && actives.length < limit; i++) {
-      const candidate = this.buffer[i]!;
-      if (candidate.state === 'buffered' && candidate.job.kind === first.job.kind) actives.push(candidate);
-    }
+  /** Starts buffered jobs of one kind in one handler call. */
+  private runBatch(actives: ActiveJob[], handler: BatchJobHandler): void {
     const startedAt = this.clock.now();
     const t0 = performance.now();
     for (const active of actives) this.begin(active, startedAt, t0);
@@ -687,21 +684,23 @@ export class Worker {
   }
 
   /** BatchContext.completeWith: one compare-and-set for all (rows locked until commit), then fn with the held jobs, then COMMIT. */
+  // Marks the call as in progress on the batch (when there is one) and on each
+  // job, so that handler ends, heartbeats and shutdown wait for it.
   completeManyWithin(
-    run: BatchRun,
+    run: BatchRun | null,
     actives: ActiveJob[],
     fn: (tx: pg.PoolClient, held: ClaimedJob[]) => Promise<void>,
   ): Promise<ClaimedJob[]> {
-    if (run.withPromise) return Promise.reject(new Error('completeWith: the previous call of this batch has not finished'));
+    if (run?.withPromise) return Promise.reject(new Error('completeWith: the previous call of this batch has not finished'));
     const work = this.completeManyInTransaction(actives, fn);
     const settled = work.then(
       () => undefined,
       () => undefined,
     );
-    run.withPromise = settled;
+    if (run) run.withPromise = settled;
     for (const active of actives) active.withPromise = settled;
     return work.finally(() => {
-      if (run.withPromise === settled) run.withPromise = null;
+      if (run?.withPromise === settled) run.withPromise = null;
       for (const active of actives) if (active.withPromise === settled) active.withPromise = null;
     });
   }
@@ -808,17 +807,10 @@ export class Worker {
     if (active.state !== 'running' || active.abortReason instanceof LeaseLostError) {
       return Promise.reject(new LeaseLostError(active.job.id));
     }
-    const work = this.completeManyInTransaction([active], async (tx, held) => {
+    return this.completeManyWithin(null, [active], async (tx, held) => {
       if (held.length === 0) throw new LeaseLostError(active.job.id);
       await fn(tx);
     }).then(() => undefined);
-    active.withPromise = work.then(
-      () => undefined,
-      () => undefined,
-    );
-    return work.finally(() => {
-      active.withPromise = null;
-    });
   }
 
   // ---- failure -----------------------------------------------------------

@@ -24,9 +24,13 @@ interface ReminderRow extends ReminderFacts {
 /** Jobs per handler call at most (registerBatch's maxBatch). */
 export const SEND_REMINDER_BATCH = 100;
 
-/** A job whose occurrence is to be delivered, with what its delivery needs. */
-interface Deliverable extends ChainLink {
+/** A job and the reminder chain it continues. */
+interface JobLink extends ChainLink {
   job: ClaimedJob<SendReminderPayload>;
+}
+
+/** A job whose occurrence is to be delivered, with what its delivery needs. */
+interface Deliverable extends JobLink {
   request: DeliveryRequest;
 }
 
@@ -68,7 +72,7 @@ export class SendReminderHandler {
     );
     const byId = new Map(rows.map((row) => [row.id, row]));
     const now = this.clock.now();
-    const chain: (ChainLink & { job: ClaimedJob<SendReminderPayload> })[] = [];
+    const chain: JobLink[] = [];
     const skipped: SkipRecord[] = [];
     const deliverable: Deliverable[] = [];
 
