@@ -4,10 +4,12 @@ import { UsersDevicesReminders1764662400000 } from './1764662400000-UsersDevices
 import { JobQueue1764662500000 } from './1764662500000-JobQueue.js';
 import { PushDeliveries1764662600000 } from './1764662600000-PushDeliveries.js';
 import { ReminderOccurrences1764662700000 } from './1764662700000-ReminderOccurrences.js';
+import { OccurrenceStates1764662800000 } from './1764662800000-OccurrenceStates.js';
 
 export const migrations = [
   UsersDevicesReminders1764662400000,
   JobQueue1764662500000,
   PushDeliveries1764662600000,
   ReminderOccurrences1764662700000,
+  OccurrenceStates1764662800000,
 ];

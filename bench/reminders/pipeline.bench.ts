@@ -3,9 +3,9 @@
 // (`node dist/apps/worker/src/main.js`: the real send_reminder handler, the
 // delivery ledger, the simulated provider, the next occurrence enqueued).
 //
-// The jobs are planned by the real scheduling code (planNextJob, the function
-// RemindersService.scheduleNext calls) and enqueued with the same kind,
-// payload, key and maxAttempts, plus their reminder_occurrences rows.
+// The jobs are planned by the real scheduling code (planChain, the function
+// OccurrenceScheduler calls, as the day before) and enqueued with the same
+// kind, payload, key and maxAttempts, plus their occurrence rows.
 //
 // Time is not waited for. The minute M the reminders are due in is put far
 // enough in the past that every job, jitter included, is already due when the
@@ -26,7 +26,8 @@ import { DateTime } from 'luxon';
 import pg from 'pg';
 import { migrateUnderLock } from '../../libs/database/src/migrate.js';
 import { enqueueMany } from '../../libs/queue/src/index.js';
-import { planNextJob, SEND_REMINDER } from '../../libs/reminders/src/reminder-plan.js';
+import { planChain, SEND_REMINDER } from '../../libs/reminders/src/reminder-plan.js';
+import { SEND_REMINDER_ATTEMPTS } from '../../libs/reminders/src/occurrence-scheduler.js';
 import { ROOT } from '../support/child.js';
 import { freshDatabase } from '../support/postgres.js';
 import { median } from '../support/stats.js';
@@ -100,7 +101,7 @@ export class ReminderPipeline {
   async run(jitterSeconds: number): Promise<PipelineRun> {
     const { log } = this.options;
     const n = this.options.reminders;
-    await this.pool.query('TRUNCATE jobs, job_runs, reminder_occurrences, push_deliveries, simulated_pushes RESTART IDENTITY');
+    await this.pool.query('TRUNCATE jobs, job_runs, reminder_occurrences, reminder_jobs, push_deliveries, simulated_pushes RESTART IDENTITY');
 
     // The minute every reminder is due in: far enough back that jitter
     // included every job is due now, close enough that none is stale.
@@ -120,24 +121,41 @@ export class ReminderPipeline {
     const t0 = performance.now();
     const { rows } = await this.pool.query(
       `SELECT r.id, r.user_id AS "userId", r.version, r.local_time AS "localTime", r.time_zone AS "timeZone",
-              r.recurrence, r.start_date AS "startDate", u.time_zone AS "userTimeZone",
+              r.recurrence, r.start_date AS "startDate", r.time_sensitive AS "timeSensitive", u.time_zone AS "userTimeZone",
               u.quiet_hours_start AS "quietHoursStart", u.quiet_hours_end AS "quietHoursEnd"
          FROM reminders r JOIN users u ON u.id = r.user_id`,
     );
-    const after = new Date(due.getTime() - 1000);
-    const specs = rows.map((r) => {
-      const plan = planNextJob(r, { timeZone: r.userTimeZone, quietHoursStart: r.quietHoursStart, quietHoursEnd: r.quietHoursEnd }, after, now, jitterSeconds);
-      if (!plan || plan.occurrence.at.getTime() !== due.getTime()) throw new Error(`reminder ${r.id}: planned ${plan?.occurrence.at.toISOString()}, expected ${due.toISOString()}`);
-      return { kind: SEND_REMINDER, payload: plan.payload, runAt: plan.runAt, idempotencyKey: plan.idempotencyKey, maxAttempts: 8 };
+    // Planned as the chain does after the day before's occurrence, a moment before it is due.
+    const planningTime = new Date(due.getTime() - 1000);
+    const plans = rows.map((r) => {
+      const { next } = planChain({
+        reminder: r,
+        user: { timeZone: r.userTimeZone, quietHoursStart: r.quietHoursStart, quietHoursEnd: r.quietHoursEnd },
+        now: planningTime,
+        jitterSeconds,
+        mode: 'chain',
+        afterDate: DateTime.fromJSDate(due, { zone: r.timeZone ?? r.userTimeZone }).minus({ days: 1 }).toISODate(),
+        settled: new Set(),
+      });
+      if (!next || next.occurrence.at.getTime() !== due.getTime()) throw new Error(`reminder ${r.id}: planned ${next?.occurrence.at.toISOString()}, expected ${due.toISOString()}`);
+      return next;
     });
+    const specs = plans.map((plan) => ({ kind: SEND_REMINDER, payload: plan.payload, runAt: plan.runAt, idempotencyKey: plan.idempotencyKey, maxAttempts: SEND_REMINDER_ATTEMPTS }));
     for (let i = 0; i < specs.length; i += 5000) await enqueueMany(this.pool, specs.slice(i, i + 5000), { now });
     await this.pool.query(
-      `INSERT INTO reminder_occurrences (reminder_id, job_id, version, local_date, due_at, created_at)
+      `INSERT INTO reminder_jobs (reminder_id, job_id, version, local_date, due_at, created_at)
        SELECT (payload->>'reminderId')::uuid, id, (payload->>'version')::int, payload->>'localDate', (payload->>'at')::timestamptz, created_at
          FROM jobs WHERE kind = $1`,
       [SEND_REMINDER],
     );
-    await this.pool.query('ANALYZE jobs; ANALYZE reminder_occurrences');
+    await this.pool.query(
+      `INSERT INTO reminder_occurrences (reminder_id, local_date, status, due_at, earliest_at, job_id, version, created_at, updated_at)
+       SELECT (payload->>'reminderId')::uuid, payload->>'localDate', 'scheduled', (payload->>'at')::timestamptz, run_at, id,
+              (payload->>'version')::int, created_at, created_at
+         FROM jobs WHERE kind = $1`,
+      [SEND_REMINDER],
+    );
+    await this.pool.query('ANALYZE jobs; ANALYZE reminder_occurrences; ANALYZE reminder_jobs');
     log(`reminders: ${n} occurrences due at ${due.toISOString()} planned and enqueued in ${((performance.now() - t0) / 1000).toFixed(1)} s (jitter ${jitterSeconds} s)`);
 
     await this.runWorker(jitterSeconds, n);
@@ -200,7 +218,7 @@ export class ReminderPipeline {
   private async measure(jitterSeconds: number): Promise<PipelineRun> {
     const n = this.options.reminders;
     // The statistics still say every job is queued: without this the planner nests loops over 100,000 rows.
-    await this.pool.query('ANALYZE jobs, push_deliveries, reminder_occurrences');
+    await this.pool.query('ANALYZE jobs, push_deliveries, reminder_occurrences, reminder_jobs');
     const [check] = (
       await this.pool.query(
         `SELECT (SELECT count(*) FROM jobs WHERE kind = $1 AND status = 'succeeded')::int AS succeeded,
@@ -208,11 +226,12 @@ export class ReminderPipeline {
                 (SELECT count(*) FROM push_deliveries WHERE status = 'sent')::int AS sent,
                 (SELECT count(*) FROM push_deliveries WHERE status <> 'sent')::int AS not_sent,
                 (SELECT count(*) FROM simulated_pushes)::int AS simulated,
-                (SELECT count(*) FROM reminder_occurrences)::int AS occurrences`,
+                (SELECT count(*) FROM reminder_jobs)::int AS occurrences,
+                (SELECT count(*) FROM reminder_occurrences WHERE status = 'sent')::int AS sent_occurrences`,
         [SEND_REMINDER],
       )
     ).rows;
-    const expected = { succeeded: n, next_queued: n, sent: this.devices, not_sent: 0, simulated: this.devices, occurrences: 2 * n };
+    const expected = { succeeded: n, next_queued: n, sent: this.devices, not_sent: 0, simulated: this.devices, occurrences: 2 * n, sent_occurrences: n };
     for (const [k, v] of Object.entries(expected)) {
       if (check[k] !== v) throw new Error(`reminder pipeline: ${k} = ${check[k]}, expected ${v} (${JSON.stringify(check)})`);
     }
@@ -224,7 +243,7 @@ export class ReminderPipeline {
            SELECT extract(epoch FROM d.t - o.due_at) - greatest(0, extract(epoch FROM s.t - j.run_at)) AS seconds,
                   extract(epoch FROM d.t - greatest(j.run_at, s.t)) AS wait, d.t AS delivered
              FROM jobs j
-             JOIN reminder_occurrences o ON o.job_id = j.id
+             JOIN reminder_jobs o ON o.job_id = j.id
              JOIN delivered d ON d.job_id = j.id
              CROSS JOIN start s
             WHERE j.kind = $1 AND j.status = 'succeeded')

@@ -95,7 +95,11 @@ describe('OpenAPI document', () => {
   it('describes request bodies and path parameters', () => {
     const create = doc.paths['/v1/reminders'].post;
     expect(create.requestBody.content['application/json'].schema.$ref).toBe('#/components/schemas/CreateReminderDto');
-    expect(doc.components.schemas.CreateReminderDto.required).toEqual(expect.arrayContaining(['title', 'localTime', 'recurrence']));
+    expect(doc.components.schemas.CreateReminderDto.required).toEqual(expect.arrayContaining(['title', 'localTime']));
+    expect(doc.components.schemas.SnoozeDto.required).toEqual(['minutes']);
+    expect(Object.keys(doc.paths)).toEqual(
+      expect.arrayContaining(['/v1/reminders/{id}/occurrences/{localDate}/done', '/v1/reminders/{id}/occurrences/{localDate}/snooze', '/v1/reminders/{id}/occurrences/{localDate}/skip']),
+    );
     expect(doc.paths['/v1/ops/jobs/{id}'].get.parameters).toEqual(
       expect.arrayContaining([expect.objectContaining({ name: 'id', in: 'path', required: true })]),
     );

@@ -2,7 +2,7 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { ApnsPushProvider, type ApnsProviderOptions, type PushMessage } from '@nudge/push';
+import { ApnsPushProvider, collapseIdFor, type ApnsProviderOptions, type PushMessage } from '@nudge/push';
 import { describeJwt, generateApnsSigningKey, startFakeApns, type FakeApns } from './fakes/fake-apns.js';
 
 // The real @parse/node-apn client against a local HTTP/2 server that checks
@@ -84,6 +84,32 @@ describe('ApnsPushProvider against a fake APNs', () => {
       reminderId: 'r-1',
       count: 2,
     });
+  });
+
+  it('sends a reminder’s collapse id and action category as APNs sees them', async () => {
+    const device = token();
+    const collapseId = collapseIdFor('reminder:0b9e5c1a-7d7e-4c52-9a57-6a1f0f7f2c11');
+    const outcome = await provider().send(
+      message(device, { collapseId, actionCategory: 'NUDGE_REMINDER', data: { reminderId: '0b9e5c1a', category: 'app-data' } }),
+    );
+    expect(outcome.kind).toBe('sent');
+    const [request] = fake.requestsFor(device);
+    expect(request!.headers['apns-collapse-id']).toBe('nudge:reminder:0b9e5c1a-7d7e-4c52-9a57-6a1f0f7f2c11');
+    // On iOS the category is Apple's aps.category; the app's own data stays beside aps as it was.
+    expect(request!.body).toEqual({
+      aps: { alert: { title: 'Stretch', body: 'Two minutes' }, sound: 'default', category: 'NUDGE_REMINDER' },
+      reminderId: '0b9e5c1a',
+      category: 'app-data',
+    });
+  });
+
+  it('sends a hashed collapse id for a long notification key, within Apple’s 64 bytes', async () => {
+    const device = token();
+    const collapseId = collapseIdFor(`notification:${'order-shipped-'.repeat(30)}`);
+    expect((await provider().send(message(device, { collapseId }))).kind).toBe('sent');
+    const header = fake.requestsFor(device)[0]!.headers['apns-collapse-id'] as string;
+    expect(header).toBe(collapseId);
+    expect(Buffer.byteLength(header)).toBeLessThanOrEqual(64);
   });
 
   it('uses priority 5 for normal pushes, omits expiration when none is given, marks time-sensitive', async () => {

@@ -55,7 +55,8 @@ describe('a crash between send and ledger update', () => {
     const pushes = async () =>
       (await db.pool.query(`SELECT collapse_id, outcome FROM simulated_pushes WHERE push_token = 'sim-crash-phone' ORDER BY id`)).rows;
     // The push went out; the ledger never heard back; the job is still held by the dead worker.
-    expect(await pushes()).toEqual([{ collapse_id: collapseIdFor(jobId), outcome: 'sent' }]);
+    // The collapse id of the notification's idempotency key.
+    expect(await pushes()).toEqual([{ collapse_id: collapseIdFor('notification:crash-1'), outcome: 'sent' }]);
     const ledgerRow = async () => (await db.pool.query(`SELECT status, attempts FROM push_deliveries WHERE job_id = $1`, [jobId])).rows;
     expect(await ledgerRow()).toEqual([{ status: 'sending', attempts: 1 }]);
     expect((await db.pool.query(`SELECT status, locked_by FROM jobs WHERE id = $1`, [jobId])).rows[0]).toEqual({

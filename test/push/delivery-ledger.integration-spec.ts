@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { createPushProviders, PushDelivery, type DeliveryRequest, type SqlExecutor } from '@nudge/push';
+import { collapseIdFor, createPushProviders, PushDelivery, type DeliveryRequest, type SqlExecutor } from '@nudge/push';
 import { createTestDatabase, type TestDatabase } from '../support/database.js';
 
 // PushDelivery.deliverMany: many jobs through the ledger at once, each job
@@ -89,6 +89,48 @@ describe('PushDelivery.deliverMany', () => {
     const [again] = await delivery.deliverMany([request('2', 'u2')]);
     expect(again!.retryable).toHaveLength(1);
     expect((await ledger()).find((r) => r.job === '2')).toMatchObject({ status: 'failed', attempts: 2 });
+  });
+
+  it('gives jobs with the same collapse key one collapse id, in the ledger and on the phone; others keep their job’s', async () => {
+    const reminder = (jobId: string): DeliveryRequest => ({
+      ...request(jobId, 'u1'),
+      collapseKey: 'reminder:r-7',
+      actionCategory: 'NUDGE_REMINDER',
+    });
+    // Two occurrences of one reminder: the second in a later call, as a later occurrence (or a retry or snooze) comes.
+    await delivery.deliverMany([reminder('11'), request('12', 'u4')]);
+    await delivery.deliver(reminder('13'));
+
+    const shared = collapseIdFor('reminder:r-7');
+    const { rows: ledgerRows } = await db.pool.query(
+      `SELECT pd.job_id::text AS job, d.push_token AS token, pd.collapse_id
+         FROM push_deliveries pd JOIN devices d ON d.id = pd.device_id WHERE pd.job_id IN (11, 12, 13) ORDER BY pd.job_id, d.push_token`,
+    );
+    expect(ledgerRows).toEqual([
+      { job: '11', token: 'sim-invalid-1b', collapse_id: shared },
+      { job: '11', token: 'tok-1a', collapse_id: shared },
+      { job: '12', token: 'tok-4a', collapse_id: collapseIdFor('12') },
+      { job: '13', token: 'tok-1a', collapse_id: shared },
+    ]);
+    // What the phone got: one collapse id for both occurrences, and the action category beside the app's data.
+    const { rows: pushes } = await db.pool.query(`SELECT push_token, collapse_id, data FROM simulated_pushes ORDER BY id`);
+    expect(pushes.filter((p) => p.push_token === 'tok-1a')).toEqual([
+      { push_token: 'tok-1a', collapse_id: shared, data: { n: '11', category: 'NUDGE_REMINDER' } },
+      { push_token: 'tok-1a', collapse_id: shared, data: { n: '13', category: 'NUDGE_REMINDER' } },
+    ]);
+    expect(pushes.find((p) => p.push_token === 'tok-4a')).toEqual({ push_token: 'tok-4a', collapse_id: collapseIdFor('12'), data: { n: '12' } });
+  });
+
+  it('sends a retry with the collapse id of its key, and the ledger keeps that id', async () => {
+    // A row left `sending` under another collapse id (a crash mid-send, say, before the key existed).
+    await db.pool.query(
+      `INSERT INTO push_deliveries (job_id, device_id, user_id, platform, provider, status, attempts, collapse_id)
+       SELECT 21, id, user_id, platform, 'simulated', 'sending', 1, 'nudge:21' FROM devices WHERE push_token = 'tok-4a'`,
+    );
+    await delivery.deliver({ ...request('21', 'u4'), collapseKey: 'notification:order-21' });
+    const { rows } = await db.pool.query(`SELECT status, attempts, collapse_id FROM push_deliveries WHERE job_id = 21`);
+    expect(rows).toEqual([{ status: 'sent', attempts: 2, collapse_id: collapseIdFor('notification:order-21') }]);
+    expect((await db.pool.query(`SELECT collapse_id FROM simulated_pushes`)).rows).toEqual([{ collapse_id: 'nudge:notification:order-21' }]);
   });
 
   it('costs the same statements for forty jobs as for one', async () => {

@@ -1,5 +1,5 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { FcmPushProvider, type FcmProviderOptions, type PushMessage } from '@nudge/push';
+import { collapseIdFor, FcmPushProvider, type FcmProviderOptions, type PushMessage } from '@nudge/push';
 import { connectToFakeFcm, fakeFcmCredential, startFakeFcm, type FakeFcm } from './fakes/fake-fcm.js';
 
 // The real firebase-admin `messaging().send` against a local HTTPS server that
@@ -76,6 +76,33 @@ describe('FcmPushProvider against a fake FCM', () => {
         data: { reminderId: 'r-1', count: '2' },
       },
     });
+  });
+
+  it('sends a reminder’s collapse id as collapse key and tag, and the action category as click action and data.category', async () => {
+    const device = token();
+    const collapseId = collapseIdFor('reminder:0b9e5c1a-7d7e-4c52-9a57-6a1f0f7f2c11');
+    const outcome = await provider().send(
+      message(device, { collapseId, actionCategory: 'NUDGE_REMINDER', data: { reminderId: '0b9e5c1a', occurrence: '2026-03-01' } }),
+    );
+    expect(outcome.kind).toBe('sent');
+    expect(fake.requestsFor(device)[0]!.body.message).toEqual({
+      token: device,
+      notification: { title: 'Stretch', body: 'Two minutes' },
+      android: {
+        collapse_key: 'nudge:reminder:0b9e5c1a-7d7e-4c52-9a57-6a1f0f7f2c11',
+        priority: 'high',
+        notification: { tag: 'nudge:reminder:0b9e5c1a-7d7e-4c52-9a57-6a1f0f7f2c11', click_action: 'NUDGE_REMINDER' },
+      },
+      data: { reminderId: '0b9e5c1a', occurrence: '2026-03-01', category: 'NUDGE_REMINDER' },
+    });
+  });
+
+  it('sends no click action and no data.category without an action category', async () => {
+    const device = token();
+    await provider().send(message(device));
+    const sent = fake.requestsFor(device)[0]!.body.message!;
+    expect(sent.android).toEqual({ collapse_key: 'nudge:42', priority: 'high', notification: { tag: 'nudge:42' } });
+    expect(sent).not.toHaveProperty('data');
   });
 
   it('sends normal priority and no ttl when asked', async () => {

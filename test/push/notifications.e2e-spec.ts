@@ -91,12 +91,16 @@ describe('push delivery end to end', () => {
   });
 
   describe('POST /v1/notifications', () => {
-    it('queues a send_notification job (202) that delivers the push with its deep-link data', async () => {
+    it('queues a send_notification job (202) that delivers the push with its deep-link data, collapsing on its key', async () => {
       await user('n-basic', ['sim-n-basic']);
-      const jobId = await notify({ userId: 'n-basic', title: 'Shipped', body: 'Thursday', data: { url: 'app://orders/7' } });
+      const jobId = await notify({ userId: 'n-basic', title: 'Shipped', body: 'Thursday', data: { url: 'app://orders/7' }, idempotencyKey: 'order-7-shipped' });
       expect((await ran(jobId)).status).toBe('succeeded');
       const [push] = await pushesTo('sim-n-basic');
-      expect(push).toEqual({ collapse_id: collapseIdFor(jobId), title: 'Shipped', outcome: 'sent' });
+      // The idempotency key, not the job, names the push: `notification:<key>`.
+      expect(push).toEqual({ collapse_id: collapseIdFor('notification:order-7-shipped'), title: 'Shipped', outcome: 'sent' });
+      expect(push!.collapse_id).not.toBe(collapseIdFor(jobId));
+      const { rows: ledgerIds } = await db.pool.query(`SELECT collapse_id FROM push_deliveries WHERE job_id = $1`, [jobId]);
+      expect(ledgerIds).toEqual([{ collapse_id: 'nudge:notification:order-7-shipped' }]);
       const { rows } = await db.pool.query(`SELECT body, data FROM simulated_pushes WHERE push_token = 'sim-n-basic'`);
       expect(rows[0]).toEqual({ body: 'Thursday', data: { url: 'app://orders/7' } });
       expect(await ledger(jobId)).toEqual([{ status: 'sent', skip_reason: null, error: null, token: 'sim-n-basic' }]);
@@ -248,23 +252,25 @@ describe('push delivery end to end', () => {
     it('a user with five devices, one failing: four are sent exactly once, the fifth is retried alone', async () => {
       const tokens = ['sim-five-1', 'sim-five-2', 'sim-500-five-3', 'sim-five-4', 'sim-five-5'];
       await user('n-five', tokens);
-      const jobId = await notify({ userId: 'n-five' });
+      const jobId = await notify({ userId: 'n-five', idempotencyKey: 'five-devices' });
       const first = await ran(jobId);
       expect(first).toMatchObject({ status: 'queued', attempts: 1 });
       const second = await retry(first);
       expect(second).toMatchObject({ status: 'queued', attempts: 2 });
 
-      const { rows } = await db.pool.query<{ push_token: string; n: number; collapse_ids: number }>(
-        `SELECT push_token, count(*)::int AS n, count(DISTINCT collapse_id)::int AS collapse_ids
+      const { rows } = await db.pool.query<{ push_token: string; n: number; collapse_ids: string[] }>(
+        `SELECT push_token, count(*)::int AS n, array_agg(DISTINCT collapse_id) AS collapse_ids
            FROM simulated_pushes WHERE push_token = ANY($1) GROUP BY push_token ORDER BY push_token`,
         [tokens],
       );
+      // Every push of the notification, retries included, carries the collapse id of its key.
+      const key = [collapseIdFor('notification:five-devices')];
       expect(rows).toEqual([
-        { push_token: 'sim-500-five-3', n: 2, collapse_ids: 1 },
-        { push_token: 'sim-five-1', n: 1, collapse_ids: 1 },
-        { push_token: 'sim-five-2', n: 1, collapse_ids: 1 },
-        { push_token: 'sim-five-4', n: 1, collapse_ids: 1 },
-        { push_token: 'sim-five-5', n: 1, collapse_ids: 1 },
+        { push_token: 'sim-500-five-3', n: 2, collapse_ids: key },
+        { push_token: 'sim-five-1', n: 1, collapse_ids: key },
+        { push_token: 'sim-five-2', n: 1, collapse_ids: key },
+        { push_token: 'sim-five-4', n: 1, collapse_ids: key },
+        { push_token: 'sim-five-5', n: 1, collapse_ids: key },
       ]);
       expect((await ledger(jobId)).map((l) => `${l.token}:${l.status}`)).toEqual([
         'sim-500-five-3:failed', 'sim-five-1:sent', 'sim-five-2:sent', 'sim-five-4:sent', 'sim-five-5:sent',

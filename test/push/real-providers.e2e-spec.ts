@@ -75,7 +75,7 @@ describe('delivery through APNs and FCM (local fakes)', () => {
     expect(api.logs.text).toContain('push: iOS via APNs (sandbox); Android via FCM');
   });
 
-  it('a reminder reaches both services, with the job’s collapse id and the deep-link data', async () => {
+  it('a reminder reaches both services, with the reminder’s collapse id, its action category and the deep-link data', async () => {
     const created = await api.request('POST', '/v1/reminders', {
       token: bearer,
       body: { title: 'Water the plants', body: 'The ferns first', localTime: '08:00', recurrence: 'FREQ=DAILY', data: { url: 'app://plants' } },
@@ -89,16 +89,21 @@ describe('delivery through APNs and FCM (local fakes)', () => {
     const [ios] = apns.requestsFor(IOS_TOKEN);
     expect(apns.requestsFor(IOS_TOKEN)).toHaveLength(1);
     expect(ios!.jwtValid).toBe(true);
-    expect(ios!.headers['apns-collapse-id']).toBe(collapseIdFor(job.id));
-    expect(ios!.body).toMatchObject({ aps: { alert: { title: 'Water the plants', body: 'The ferns first' } }, url: 'app://plants' });
+    // Every occurrence, retry and snooze of the reminder shares one collapse id: a newer push replaces an older one.
+    const collapseId = collapseIdFor(`reminder:${created.body.id}`);
+    expect(ios!.headers['apns-collapse-id']).toBe(collapseId);
+    expect(ios!.body).toMatchObject({
+      aps: { alert: { title: 'Water the plants', body: 'The ferns first' }, category: 'NUDGE_REMINDER' },
+      url: 'app://plants',
+    });
 
     const [android] = fcm.requestsFor(ANDROID_TOKEN);
     expect(fcm.requestsFor(ANDROID_TOKEN)).toHaveLength(1);
     expect(android!.body.message).toMatchObject({
       token: ANDROID_TOKEN,
       notification: { title: 'Water the plants', body: 'The ferns first' },
-      data: { url: 'app://plants' },
-      android: { collapse_key: collapseIdFor(job.id) },
+      data: { url: 'app://plants', category: 'NUDGE_REMINDER' },
+      android: { collapse_key: collapseId, notification: { tag: collapseId, click_action: 'NUDGE_REMINDER' } },
     });
     expect(await ledger(job.id)).toEqual([
       { platform: 'android', provider: 'fcm', status: 'sent' },
@@ -124,7 +129,11 @@ describe('delivery through APNs and FCM (local fakes)', () => {
     expect(fcm.requestsFor(ANDROID_TOKEN).length - before).toBe(1);
     const sends = apns.requestsFor(IOS_TOKEN).slice(-2);
     expect(sends.map((r) => r.status)).toEqual([429, 200]);
-    expect(new Set(sends.map((r) => r.headers['apns-collapse-id']))).toEqual(new Set([collapseIdFor(res.body.jobId)]));
+    // Both attempts carry the collapse id of the notification's idempotency key.
+    expect(new Set(sends.map((r) => r.headers['apns-collapse-id']))).toEqual(new Set([collapseIdFor('notification:order-9')]));
+    expect(fcm.requestsFor(ANDROID_TOKEN).at(-1)!.body.message).toMatchObject({
+      android: { collapse_key: 'nudge:notification:order-9', notification: { tag: 'nudge:notification:order-9' } },
+    });
   });
 
   it('an APNs 410 Unregistered and an FCM UNREGISTERED deactivate those devices', async () => {

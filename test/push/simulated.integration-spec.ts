@@ -49,6 +49,15 @@ describe('SimulatedPushProvider', () => {
     ]);
   });
 
+  it('records the action category as data.category, on either platform', async () => {
+    await provider.sendMany([
+      message('category-ios', { data: { reminderId: 'r-1' }, actionCategory: 'NUDGE_REMINDER' }),
+      message('category-android', { platform: 'android', actionCategory: 'NUDGE_REMINDER' }),
+    ]);
+    expect(await rowsFor('category-ios')).toMatchObject([{ data: { reminderId: 'r-1', category: 'NUDGE_REMINDER' }, outcome: 'sent' }]);
+    expect(await rowsFor('category-android')).toMatchObject([{ data: { category: 'NUDGE_REMINDER' }, outcome: 'sent' }]);
+  });
+
   it('answers sim-invalid- tokens with invalid_token', async () => {
     expect(await provider.send(message('sim-invalid-abc'))).toMatchObject({ kind: 'invalid_token' });
     expect(await rowsFor('sim-invalid-abc')).toMatchObject([{ outcome: 'invalid_token', provider_message_id: null }]);

@@ -136,17 +136,20 @@ describe('crash soak', () => {
     );
     expect(ledgerGaps).toEqual([]);
 
-    // What the phones saw: per (device, job) one collapse id, the job's own; never a push for a job of another user.
+    // What the phones saw: per (device, job) one collapse id, the notification's own (from its idempotency key); never a push for a job of another user.
     const { rows: sends } = await pool.query<{ job_id: string; push_token: string; collapse_id: string; calls: number; sent: number }>(
       `SELECT j.id::text AS job_id, s.push_token, s.collapse_id, count(*)::int AS calls, count(*) FILTER (WHERE s.outcome = 'sent')::int AS sent
          FROM simulated_pushes s
-         LEFT JOIN jobs j ON j.kind = 'send_notification' AND s.collapse_id = 'nudge:' || j.id
+         LEFT JOIN jobs j ON j.kind = 'send_notification' AND s.collapse_id = 'nudge:' || j.idempotency_key
         GROUP BY 1, 2, 3`,
     );
     expect(sends.filter((s) => s.job_id === null)).toEqual([]);
-    for (const s of sends) expect(s.collapse_id).toBe(collapseIdFor(s.job_id));
+    const keys = new Map(
+      (await pool.query<{ id: string; key: string }>(`SELECT id::text, idempotency_key AS key FROM jobs WHERE kind = 'send_notification'`)).rows.map((r) => [r.id, r.key]),
+    );
+    for (const s of sends) expect(s.collapse_id).toBe(collapseIdFor(keys.get(s.job_id)!));
     const { rows: foreign } = await pool.query(
-      `SELECT s.push_token, s.collapse_id FROM simulated_pushes s JOIN jobs j ON s.collapse_id = 'nudge:' || j.id
+      `SELECT s.push_token, s.collapse_id FROM simulated_pushes s JOIN jobs j ON s.collapse_id = 'nudge:' || j.idempotency_key
         WHERE NOT EXISTS (SELECT 1 FROM devices d WHERE d.push_token = s.push_token AND d.user_id = j.payload->>'userId') LIMIT 5`,
     );
     expect(foreign).toEqual([]);

@@ -62,7 +62,7 @@ describe.each(SERVER_ZONES)('GET /occurrences with the server in TZ=%s', (server
     const after = '2026-01-01T00:00:00.000Z';
     const res = await fetch(`${base}/v1/reminders/${created.id}/occurrences?count=40&after=${after}`, { headers: { authorization: `Bearer ${token}` } });
     const body = (await res.json()) as { occurrences: unknown[] };
-    const expected = occurrences({ timeZone, localTime, recurrence, startDate }, new Date(after), 40).map((o) => ({ at: o.at.toISOString(), local: o.local }));
+    const expected = occurrences({ timeZone, localTime, recurrence, startDate }, new Date(after), 40).map((o) => ({ localDate: o.localDate, at: o.at.toISOString(), local: o.local, status: 'scheduled' }));
     expect(expected.length).toBe(40);
     expect(body.occurrences).toEqual(expected);
   });

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDatabase, type TestDatabase } from '../support/database.js';
 import { Registry } from 'prom-client';
+import { collapseIdFor } from '@nudge/push';
 import { ReminderSweep } from '@nudge/reminders';
 import { eventually, startTestApi, type TestApi } from '../support/api-app.js';
 
@@ -40,7 +41,7 @@ describe('reminders end to end', () => {
   async function jobsOf(reminderId: string): Promise<JobView[]> {
     const { rows } = await db.pool.query<JobView>(
       `SELECT j.id, j.status, j.run_at, j.attempts, j.idempotency_key, j.payload
-         FROM reminder_occurrences o JOIN jobs j ON j.id = o.job_id WHERE o.reminder_id = $1 ORDER BY j.id`,
+         FROM reminder_jobs o JOIN jobs j ON j.id = o.job_id WHERE o.reminder_id = $1 ORDER BY j.id`,
       [reminderId],
     );
     return rows;
@@ -87,7 +88,8 @@ describe('reminders end to end', () => {
 
       const done = await runJobAt(job!, firstUtc);
       expect(done.status).toBe('succeeded');
-      expect(await pushesTo(token)).toEqual([{ title: `Wake ${id}`, collapse_id: expect.stringContaining(job!.id) }]);
+      // Every push of a reminder shares one collapse id: a newer occurrence replaces an older one on the phone.
+      expect(await pushesTo(token)).toEqual([{ title: `Wake ${id}`, collapse_id: collapseIdFor(`reminder:${res.body.id}`) }]);
       const deliveries = await api.request('GET', `/v1/reminders/${res.body.id}/deliveries`, { token: bearer });
       expect(deliveries.body.deliveries.find((d: { jobId: string }) => d.jobId === job!.id)).toMatchObject({
         status: 'succeeded',
@@ -239,6 +241,7 @@ describe('reminders end to end', () => {
   });
 
   it('lists occurrences by the scheduling code, strictly after `after`', async () => {
+    api.clock.set('2026-12-15T12:00:00Z');
     const bearer = await api.token('lister');
     const created = await api.request('POST', '/v1/reminders', {
       token: bearer,
@@ -247,9 +250,9 @@ describe('reminders end to end', () => {
     const res = await api.request('GET', `/v1/reminders/${created.body.id}/occurrences?count=5&after=2026-12-31T00:00:00Z`, { token: bearer });
     expect(res.status).toBe(200);
     expect(res.body.occurrences).toEqual([
-      { at: '2027-01-04T13:45:00.000Z', local: '2027-01-04T07:45:00.000-06:00' },
-      { at: '2027-02-01T13:45:00.000Z', local: '2027-02-01T07:45:00.000-06:00' },
-      { at: '2027-03-01T13:45:00.000Z', local: '2027-03-01T07:45:00.000-06:00' },
+      { localDate: '2027-01-04', at: '2027-01-04T13:45:00.000Z', local: '2027-01-04T07:45:00.000-06:00', status: 'scheduled' },
+      { localDate: '2027-02-01', at: '2027-02-01T13:45:00.000Z', local: '2027-02-01T07:45:00.000-06:00', status: 'scheduled' },
+      { localDate: '2027-03-01', at: '2027-03-01T13:45:00.000Z', local: '2027-03-01T07:45:00.000-06:00', status: 'scheduled' },
     ]);
   });
 

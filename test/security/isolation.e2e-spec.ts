@@ -149,12 +149,12 @@ describe('isolation and auth', () => {
     for (const token of ALICE_TOKENS) expect(text).not.toContain(token);
   });
 
-  it('delivered only to the owner, with the collapse id of the job', async () => {
+  it('delivered only to the owner, with the collapse id of the reminder', async () => {
     const { rows } = await db.pool.query<{ push_token: string; collapse_id: string }>(`SELECT push_token, collapse_id FROM simulated_pushes`);
     expect(rows.length).toBeGreaterThan(0);
     for (const row of rows) {
       expect(ALICE_TOKENS).toContain(row.push_token);
-      expect(row.collapse_id).toBe(collapseIdFor(jobId));
+      expect(row.collapse_id).toBe(collapseIdFor(`reminder:${reminderId}`));
     }
   });
 

@@ -7,7 +7,8 @@ const bytes = (text: string) => Buffer.byteLength(text, 'utf8');
  * Refuses content whose push would exceed 4 KiB on either platform, as a 400
  * naming the field that takes the most room (the one worth shortening), so
  * an oversized reminder or notification is refused when it is saved rather
- * than dying at send time.
+ * than dying at send time. The action category counts towards the size but
+ * is never the field named: it is ours, not the caller's.
  */
 export function assertPayloadFits(content: PushContent): void {
   const check = checkPayloadSize(content);

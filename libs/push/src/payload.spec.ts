@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { assertPayloadFits } from './payload-limit.js';
 import { buildApnsPayload, buildFcmMessage, checkPayloadSize, MAX_PAYLOAD_BYTES } from './payload.js';
 
 describe('buildApnsPayload', () => {
@@ -13,6 +14,12 @@ describe('buildApnsPayload', () => {
   it('never lets data replace aps, and marks time-sensitive pushes', () => {
     const payload = buildApnsPayload({ title: 'T', data: { aps: { alert: 'hijack' } }, timeSensitive: true });
     expect(payload.aps).toEqual({ alert: { title: 'T' }, sound: 'default', 'interruption-level': 'time-sensitive' });
+  });
+
+  it('puts the action category in aps.category, and nothing when there is none', () => {
+    const payload = buildApnsPayload({ title: 'T', data: { reminderId: 'r1' }, actionCategory: 'NUDGE_REMINDER' });
+    expect(payload).toEqual({ aps: { alert: { title: 'T' }, sound: 'default', category: 'NUDGE_REMINDER' }, reminderId: 'r1' });
+    expect(buildApnsPayload({ title: 'T' }).aps).not.toHaveProperty('category');
   });
 });
 
@@ -49,6 +56,17 @@ describe('buildFcmMessage', () => {
     expect(message.android).toMatchObject({ ttl: 0, priority: 'high' });
     expect(message.data).toBeUndefined();
   });
+
+  it('sends the action category as click action and data.category, over a data key of that name', () => {
+    const message = buildFcmMessage(
+      { token: 't', platform: 'android', title: 'x', collapseId: 'c', data: { category: 'mine', n: 1 }, actionCategory: 'NUDGE_REMINDER' },
+      now,
+    );
+    expect(message.android!.notification).toEqual({ tag: 'c', clickAction: 'NUDGE_REMINDER' });
+    expect(message.data).toEqual({ category: 'NUDGE_REMINDER', n: '1' });
+    const bare = buildFcmMessage({ token: 't', platform: 'android', title: 'x', collapseId: 'c', actionCategory: 'NUDGE_REMINDER' }, now);
+    expect(bare.data).toEqual({ category: 'NUDGE_REMINDER' });
+  });
 });
 
 describe('checkPayloadSize', () => {
@@ -80,5 +98,26 @@ describe('checkPayloadSize', () => {
     const data = { list: Array.from({ length: 700 }, () => 'ab') };
     expect(checkPayloadSize({ title: 't', data }, ['ios']).ok).toBe(true);
     expect(checkPayloadSize({ title: 't', data }, ['android'])).toMatchObject({ ok: false, platform: 'android' });
+  });
+
+  it('counts the action category on both platforms, so a push at the limit without it is over with it', () => {
+    const category = 'NUDGE_REMINDER';
+    for (const platform of ['ios', 'android'] as const) {
+      const base = checkPayloadSize({ title: 'x', body: 'a' }, [platform]).bytes[platform];
+      const body = 'a'.repeat(MAX_PAYLOAD_BYTES - base + 1);
+      expect(checkPayloadSize({ title: 'x', body }, [platform]).ok).toBe(true);
+      expect(checkPayloadSize({ title: 'x', body, actionCategory: category }, [platform])).toMatchObject({ ok: false, platform });
+    }
+    expect(() => assertPayloadFits({ title: 'x', body: 'a'.repeat(4000), actionCategory: category })).toThrow(/too large/);
+    expect(() => assertPayloadFits({ title: 'x', body: 'a'.repeat(4000) })).not.toThrow();
+  });
+
+  it('measures the FCM size from the message as sent, category included', () => {
+    const content = { title: 'Stretch', body: 'Now', data: { reminderId: 'r1' }, actionCategory: 'NUDGE_REMINDER' };
+    const sent = buildFcmMessage({ ...content, token: 't', platform: 'android', collapseId: 'c' }, new Date());
+    const measured = Buffer.byteLength(
+      JSON.stringify({ notification: { ...sent.notification, click_action: sent.android!.notification!.clickAction }, data: sent.data }),
+    );
+    expect(checkPayloadSize(content).bytes.android).toBe(measured);
   });
 });

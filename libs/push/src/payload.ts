@@ -1,4 +1,4 @@
-import type { TokenMessage } from 'firebase-admin/messaging';
+import type { AndroidNotification, TokenMessage } from 'firebase-admin/messaging';
 import type { PushMessage, PushPlatform } from './push-provider.js';
 
 /** Both APNs and FCM refuse a notification payload over 4 KiB. */
@@ -10,6 +10,8 @@ export interface PushContent {
   body?: string;
   data?: Record<string, unknown>;
   timeSensitive?: boolean;
+  /** The app's notification category, whose action buttons (Done, Snooze…) the push shows. */
+  actionCategory?: string;
 }
 
 export interface ApnsPayload {
@@ -17,6 +19,7 @@ export interface ApnsPayload {
     alert: { title: string; body?: string };
     sound: 'default';
     'interruption-level'?: 'time-sensitive';
+    category?: string;
   };
   [key: string]: unknown;
 }
@@ -34,7 +37,20 @@ export function buildApnsPayload(content: PushContent): ApnsPayload {
   const aps: ApnsPayload['aps'] = { alert, sound: 'default' };
   // Shown through Focus modes; the app needs the Time Sensitive entitlement, else iOS treats it as `active`.
   if (content.timeSensitive) aps['interruption-level'] = 'time-sensitive';
+  // iOS picks the buttons of the category the app registered under this name.
+  if (content.actionCategory) aps.category = content.actionCategory;
   return { ...custom, aps };
+}
+
+/**
+ * The app's data as Android receives it: with `category` set to the action
+ * category, if any, since an Android app builds its buttons itself and reads
+ * the category from the data. It replaces a data key of that name, as the
+ * buttons must not depend on what a caller put in `data`.
+ */
+export function dataWithCategory(content: Pick<PushContent, 'data' | 'actionCategory'>): Record<string, unknown> | undefined {
+  if (!content.actionCategory) return content.data;
+  return { ...content.data, category: content.actionCategory };
 }
 
 /** FCM data values must be strings: strings pass through, everything else is JSON. */
@@ -52,15 +68,18 @@ export function fcmData(data: Record<string, unknown> | undefined): Record<strin
 export function buildFcmMessage(message: PushMessage, now: Date): TokenMessage {
   const notification: { title: string; body?: string } = { title: message.title };
   if (message.body !== undefined && message.body !== null) notification.body = message.body;
+  // collapse_key replaces a stored, undelivered push; the tag replaces a shown one.
+  const androidNotification: AndroidNotification = { tag: message.collapseId };
+  // The intent action a tap opens; the buttons an Android app adds itself, from data.category.
+  if (message.actionCategory) androidNotification.clickAction = message.actionCategory;
   const android: NonNullable<TokenMessage['android']> = {
-    // collapse_key replaces a stored, undelivered push; the tag replaces a shown one.
     collapseKey: message.collapseId,
     priority: message.priority ?? 'high',
-    notification: { tag: message.collapseId },
+    notification: androidNotification,
   };
   if (message.expiresAt) android.ttl = Math.max(0, message.expiresAt.getTime() - now.getTime());
   const result: TokenMessage = { token: message.token, notification, android };
-  const data = fcmData(message.data);
+  const data = fcmData(dataWithCategory(message));
   if (data) result.data = data;
   return result;
 }
@@ -68,7 +87,8 @@ export function buildFcmMessage(message: PushMessage, now: Date): TokenMessage {
 function fcmPayloadBytes(content: PushContent): number {
   const notification: Record<string, string> = { title: content.title };
   if (content.body) notification.body = content.body;
-  return Buffer.byteLength(JSON.stringify({ notification, data: fcmData(content.data) ?? {} }), 'utf8');
+  if (content.actionCategory) notification.click_action = content.actionCategory;
+  return Buffer.byteLength(JSON.stringify({ notification, data: fcmData(dataWithCategory(content)) ?? {} }), 'utf8');
 }
 
 export function payloadBytes(content: PushContent, platform: PushPlatform): number {

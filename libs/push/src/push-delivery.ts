@@ -15,9 +15,19 @@ export interface DeliveryRequest {
   title: string;
   body?: string | null;
   data?: Record<string, unknown> | null;
+  /**
+   * What the push collapses on, when not on its job alone: every job with the
+   * same key shares one collapse id, so on the phone (and in FCM's store of at
+   * most four collapse keys per offline device) a newer push replaces an
+   * older one. Namespaced (`reminder:<id>`, `notification:<key>`) so that it
+   * never meets a job id. Unset or empty: the job id.
+   */
+  collapseKey?: string;
   /** When the push stops being useful (a reminder: when its successor is due). */
   expiresAt?: Date;
   timeSensitive?: boolean;
+  /** The app's notification category, for its action buttons (a reminder: `NUDGE_REMINDER`). */
+  actionCategory?: string;
 }
 
 export type SkipReason = 'quiet_hours' | 'disabled' | 'stale' | 'no_device';
@@ -121,7 +131,7 @@ export class PushDelivery {
         noDevice.push({ jobId: request.jobId, userId: request.userId, reason: 'no_device' });
         continue;
       }
-      const collapseId = collapseIdFor(request.jobId);
+      const collapseId = collapseIdFor(request.collapseKey || request.jobId);
       for (const device of own) {
         if (device.ledger_status === 'sent') summary.sent++;
         else if (device.ledger_status === 'invalid_token') summary.invalidTokens++;
@@ -177,7 +187,8 @@ export class PushDelivery {
          FROM unnest($1::bigint[], $2::uuid[], $3::text[], $4::text[], $5::text[], $6::text[])
            AS s(job_id, device_id, user_id, platform, provider, collapse_id)
        ON CONFLICT (job_id, device_id) DO UPDATE
-         SET status = 'sending', attempts = push_deliveries.attempts + 1, provider = EXCLUDED.provider, updated_at = EXCLUDED.updated_at`,
+         SET status = 'sending', attempts = push_deliveries.attempts + 1, provider = EXCLUDED.provider,
+             collapse_id = EXCLUDED.collapse_id, updated_at = EXCLUDED.updated_at`,
       [
         sends.map((s) => s.request.jobId),
         sends.map((s) => s.device.id),
@@ -209,6 +220,7 @@ export class PushDelivery {
           collapseId,
           expiresAt: request.expiresAt,
           timeSensitive: request.timeSensitive,
+          actionCategory: request.actionCategory,
         }));
         const outcomes = provider.sendMany
           ? await provider.sendMany(messages)

@@ -14,13 +14,19 @@ export interface PushMessage {
   body?: string;
   /** Custom keys for the app; FCM receives every value as a string. */
   data?: Record<string, unknown>;
-  /** Derived from the job (see `collapseIdFor`), so a repeated send shows once. */
+  /**
+   * From the request's collapse key, else its job (see `collapseIdFor`): a
+   * repeated send shows once, and a newer push of the same thing replaces an
+   * older one. APNs: `apns-collapse-id`; FCM: android collapse_key and tag.
+   */
   collapseId: string;
   /** After this instant the provider may drop the push instead of storing it. */
   expiresAt?: Date;
   /** Default `high`: a reminder is something the user asked to see. */
   priority?: 'high' | 'normal';
   timeSensitive?: boolean;
+  /** The app's notification category (its buttons). APNs: `aps.category`; FCM: click_action and `data.category`. */
+  actionCategory?: string;
 }
 
 export type PushOutcome =

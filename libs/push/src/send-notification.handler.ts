@@ -60,6 +60,8 @@ export class SendNotificationHandler {
       title: payload.title,
       body: payload.body,
       data: payload.data,
+      // `notification:<key>`: a notification collapses on its idempotency key.
+      collapseKey: job.idempotencyKey ?? undefined,
       timeSensitive: payload.timeSensitive,
     });
     if (summary.retryable.length > 0) {

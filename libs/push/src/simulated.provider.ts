@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { dataWithCategory } from './payload.js';
 import type { PushMessage, PushOutcome, PushProvider, SqlExecutor } from './push-provider.js';
 
 export interface SimulatedPushProviderOptions {
@@ -73,7 +74,11 @@ export class SimulatedPushProvider implements PushProvider {
         messages.map((m) => m.collapseId),
         messages.map((m) => m.title),
         messages.map((m) => m.body ?? null),
-        messages.map((m) => (m.data === undefined ? null : JSON.stringify(m.data))),
+        // The table has no column for the platform payload: the action category shows as data.category, as Android gets it.
+        messages.map((m) => {
+          const data = dataWithCategory(m);
+          return data === undefined ? null : JSON.stringify(data);
+        }),
         outcomes.map((o) => o.kind),
         outcomes.map((o) => (o.kind === 'sent' ? (o.providerMessageId ?? null) : null)),
       ],

@@ -5,3 +5,6 @@ export * from './reminders.module.js';
 export * from './reminders.service.js';
 export * from './send-reminder.handler.js';
 export * from './reminder-sweep.js';
+export * from './occurrence-scheduler.js';
+export * from './occurrences.service.js';
+export * from './occurrences.repository.js';

@@ -5,13 +5,13 @@ import { Counter, Registry } from 'prom-client';
 import { Clock, LOGGER } from '@nudge/config';
 import { PG_POOL, withTransaction } from '@nudge/database';
 import { queryRows } from '@nudge/queue';
-import { planNextJob, type ReminderFacts, type UserFacts } from './reminder-plan.js';
-import { RemindersService } from './reminders.service.js';
+import { OccurrenceScheduler } from './occurrence-scheduler.js';
+import type { ReminderFacts, UserFacts } from './reminder-plan.js';
 
 export const REMINDER_SWEEP = 'reminder_sweep';
 const BATCH = 500;
 
-type Row = ReminderFacts & UserFacts & { userId: string; enabled: boolean; reminderTimeZone: string | null };
+type Row = ReminderFacts & UserFacts & { enabled: boolean; reminderTimeZone: string | null };
 
 /**
  * The safety net under the chain of occurrences: finds enabled reminders
@@ -26,7 +26,7 @@ export class ReminderSweep {
 
   constructor(
     @Inject(PG_POOL) private readonly pool: pg.Pool,
-    private readonly reminders: RemindersService,
+    private readonly scheduler: OccurrenceScheduler,
     private readonly clock: Clock,
     @Inject(LOGGER) private readonly logger: Logger,
     registry: Registry,
@@ -53,13 +53,13 @@ export class ReminderSweep {
       const rows = await queryRows<Row>(
         this.pool,
         `SELECT r.id, r.user_id AS "userId", r.version, r.enabled, r.local_time AS "localTime", r.time_zone AS "reminderTimeZone",
-                r.recurrence, r.start_date AS "startDate", u.time_zone AS "timeZone",
+                r.recurrence, r.start_date AS "startDate", r.time_sensitive AS "timeSensitive", u.time_zone AS "timeZone",
                 u.quiet_hours_start AS "quietHoursStart", u.quiet_hours_end AS "quietHoursEnd"
            FROM reminders r JOIN users u ON u.id = r.user_id
           WHERE r.enabled AND r.id > $1
             AND NOT EXISTS (
               SELECT 1 FROM reminder_occurrences o JOIN jobs j ON j.id = o.job_id
-               WHERE o.reminder_id = r.id AND o.version = r.version AND j.status IN ('queued', 'running'))
+               WHERE o.reminder_id = r.id AND o.status = 'scheduled' AND j.status IN ('queued', 'running'))
           ORDER BY r.id
           LIMIT $2`,
         [after, BATCH],
@@ -70,14 +70,14 @@ export class ReminderSweep {
           const locked = await tx.query(`SELECT version FROM reminders WHERE id = $1 AND enabled FOR UPDATE`, [row.id]);
           if (locked.rows[0]?.version !== row.version) return false;
           const now = this.clock.now();
-          const reminder = { ...row, timeZone: row.reminderTimeZone };
-          const user = { timeZone: row.timeZone, quietHoursStart: row.quietHoursStart, quietHoursEnd: row.quietHoursEnd };
-          // A rule that has run out is not broken.
-          if (!planNextJob(reminder, user, now, now, 0)) return false;
           // A new version: the old occurrence's key may belong to a cancelled or dead job.
-          reminder.version += 1;
+          const reminder = { ...row, timeZone: row.reminderTimeZone, version: row.version + 1 };
+          const user = { timeZone: row.timeZone, quietHoursStart: row.quietHoursStart, quietHoursEnd: row.quietHoursEnd };
+          const next = await this.scheduler.replan(tx, reminder, user, now);
+          // A rule that has run out is not broken: nothing to repair, and no new version.
+          if (next === null) return false;
           await tx.query(`UPDATE reminders SET version = $2, updated_at = $3 WHERE id = $1`, [row.id, reminder.version, now]);
-          return (await this.reminders.scheduleNext(tx, reminder, user, now, now)) !== null;
+          return true;
         });
         if (fixed) repaired++;
       }

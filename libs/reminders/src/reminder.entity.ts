@@ -21,14 +21,19 @@ export class ReminderEntity {
   @Column({ name: 'time_zone', type: 'text', nullable: true })
   timeZone: string | null;
 
-  @Column({ type: 'text' })
-  recurrence: string;
+  /** Null: a one-off reminder (one occurrence, on startDate). */
+  @Column({ type: 'text', nullable: true })
+  recurrence: string | null;
 
   @Column({ name: 'start_date', type: 'text' })
   startDate: string;
 
   @Column({ type: 'boolean', default: true })
   enabled: boolean;
+
+  /** Breaks through quiet hours (and, on iOS, Focus as a time-sensitive notification). */
+  @Column({ name: 'time_sensitive', type: 'boolean', default: false })
+  timeSensitive: boolean;
 
   @Column({ type: 'jsonb', nullable: true })
   data: Record<string, unknown> | null;

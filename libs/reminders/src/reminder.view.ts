@@ -1,10 +1,25 @@
+import { localIsoAt } from '@nudge/scheduling';
+import type { OccurrenceRow } from './occurrences.repository.js';
+import type { OccurrenceStatus } from './reminder-plan.js';
 import type { ReminderEntity } from './reminder.entity.js';
 
-export interface OccurrenceView {
+export interface NextOccurrenceView {
   /** UTC, ISO-8601. */
   at: string;
   /** The same instant in the reminder's zone, ISO-8601 with its offset. */
   local: string;
+}
+
+/** One occurrence as the API shows it: its nominal instant and what happened to it. */
+export interface OccurrenceView {
+  localDate: string;
+  at: string;
+  local: string;
+  status: OccurrenceStatus;
+  reason?: string;
+  sentAt?: string;
+  actedAt?: string;
+  snoozedUntil?: string;
 }
 
 /** A reminder as the API shows it (and as Idempotency-Key replays store it). */
@@ -15,31 +30,53 @@ export interface ReminderView {
   localTime: string;
   timeZone: string;
   followsUserTimeZone: boolean;
-  recurrence: string;
+  recurrence: string | null;
   startDate: string;
   enabled: boolean;
+  timeSensitive: boolean;
   data: Record<string, unknown> | null;
-  nextOccurrence: OccurrenceView | null;
+  nextOccurrence: NextOccurrenceView | null;
   version: number;
   createdAt: string;
   updatedAt: string;
 }
 
-export function toReminderView(reminder: ReminderEntity, userTimeZone: string, next: OccurrenceView | null): ReminderView {
+export function toReminderView(reminder: ReminderEntity, userTimeZone: string, next: { at: Date } | null): ReminderView {
+  const zone = reminder.timeZone ?? userTimeZone;
   return {
     id: reminder.id,
     title: reminder.title,
     body: reminder.body,
     localTime: reminder.localTime,
-    timeZone: reminder.timeZone ?? userTimeZone,
+    timeZone: zone,
     followsUserTimeZone: reminder.timeZone === null,
     recurrence: reminder.recurrence,
     startDate: reminder.startDate,
     enabled: reminder.enabled,
+    timeSensitive: reminder.timeSensitive,
     data: reminder.data,
-    nextOccurrence: next,
+    nextOccurrence: next ? { at: next.at.toISOString(), local: localIsoAt(zone, next.at) } : null,
     version: reminder.version,
     createdAt: reminder.createdAt.toISOString(),
     updatedAt: reminder.updatedAt.toISOString(),
   };
+}
+
+/** An occurrence row (or a nominal occurrence without one: scheduled) in the zone it is shown in. */
+export function toOccurrenceView(
+  zone: string,
+  occurrence: { localDate: string; at: Date },
+  row: Pick<OccurrenceRow, 'status' | 'reason' | 'sentAt' | 'actedAt' | 'snoozedUntil'> | null,
+): OccurrenceView {
+  const view: OccurrenceView = {
+    localDate: occurrence.localDate,
+    at: occurrence.at.toISOString(),
+    local: localIsoAt(zone, occurrence.at),
+    status: row?.status ?? 'scheduled',
+  };
+  if (row?.reason) view.reason = row.reason;
+  if (row?.sentAt) view.sentAt = row.sentAt.toISOString();
+  if (row?.actedAt) view.actedAt = row.actedAt.toISOString();
+  if (row?.snoozedUntil && row.status === 'snoozed') view.snoozedUntil = row.snoozedUntil.toISOString();
+  return view;
 }

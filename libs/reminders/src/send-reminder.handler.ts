@@ -5,56 +5,69 @@ import { Clock, LOGGER } from '@nudge/config';
 import { PG_POOL, withTransaction } from '@nudge/database';
 import { type DeliveryRequest, PushDelivery, type SkipRecord } from '@nudge/push';
 import { type BatchContext, type ClaimedJob, queryRows, SnoozeJob, TransientJobError } from '@nudge/queue';
-import { isInQuietHours, nextOccurrence, quietHoursEnd } from '@nudge/scheduling';
-import { isStale, quietHoursOf, type ReminderFacts, scheduleOf, type SendReminderPayload, type UserFacts } from './reminder-plan.js';
-import { type ChainLink, RemindersService } from './reminders.service.js';
+import { nextOccurrence } from '@nudge/scheduling';
+import { type ChainLink, OccurrenceScheduler } from './occurrence-scheduler.js';
+import { clearSnoozes, deferOccurrences, type Settlement, settleOccurrences } from './occurrences.repository.js';
+import {
+  allowedFrom,
+  isStale,
+  type OccurrenceSkipReason,
+  REMINDER_ACTION_CATEGORY,
+  type ReminderFacts,
+  scheduleOf,
+  type SendReminderPayload,
+  type UserFacts,
+} from './reminder-plan.js';
 
-interface ReminderRow extends ReminderFacts {
-  userId: string;
-  userTimeZone: string;
-  quietHoursStart: string | null;
-  quietHoursEnd: string | null;
+interface ReminderRow extends Omit<ReminderFacts, 'timeZone'>, UserFacts {
+  jobId: string;
+  reminderTimeZone: string | null;
   title: string;
   body: string | null;
   data: Record<string, unknown> | null;
   enabled: boolean;
   notificationsEnabled: boolean;
+  occurrenceStatus: string | null;
+  occurrenceJobId: string | null;
+  snoozeJobId: string | null;
+  dueAt: Date | null;
+  earliestAt: Date | null;
+  snoozedUntil: Date | null;
 }
 
 /** Jobs per handler call at most (registerBatch's maxBatch). */
 export const SEND_REMINDER_BATCH = 100;
 
-/** A job and the reminder chain it continues. */
-interface JobLink extends ChainLink {
-  job: ClaimedJob<SendReminderPayload>;
-}
-
 /** A job whose occurrence is to be delivered, with what its delivery needs. */
-interface Deliverable extends JobLink {
+interface Deliverable {
+  job: ClaimedJob<SendReminderPayload>;
+  row: ReminderRow;
+  link: ChainLink;
   request: DeliveryRequest;
 }
 
 /**
- * Runs occurrences of reminders, a batch of jobs at a time. Everything is
- * decided afresh from the database at run time: a job for an old version, a
- * deleted or disabled reminder does nothing visible; quiet hours snooze it
- * (no attempt used); an occurrence too late to matter is skipped as stale.
- * Otherwise it delivers to every active device and, in the transaction that
- * completes the job, enqueues the next occurrence.
+ * Runs occurrences of reminders, a batch of jobs at a time. The occurrence's
+ * row decides, at run time: a job delivers only while it still carries a
+ * scheduled occurrence (an edit, travel or action may have replaced or
+ * settled it), so a (reminder, local date) is delivered at most once whatever
+ * its versions. Quiet hours defer it (no attempt used) and move its earliest
+ * allowed instant; an occurrence too late to matter is skipped as stale.
+ * Otherwise it goes to every active device, and the transaction that
+ * completes the job settles the occurrence and enqueues the next one.
+ * A snooze job re-delivers a delivered occurrence once.
  *
  * Batched because a 08:00 herd is many small jobs: per batch one read of the
- * reminders, one of the devices and ledger, one insert of the `sending` rows,
- * one of the simulated pushes, one update of the outcomes, and one
- * transaction that completes the jobs and enqueues every next occurrence —
- * instead of about a dozen statements per reminder. Each job still ends on
- * its own: a device that may succeed later retries only its job.
+ * reminders and occurrences, the delivery ledger's fixed statements, and one
+ * transaction that completes the jobs, settles their occurrences and enqueues
+ * every next one. Each job still ends on its own.
  */
 @Injectable()
 export class SendReminderHandler {
   constructor(
     @Inject(PG_POOL) private readonly pool: pg.Pool,
     private readonly delivery: PushDelivery,
-    private readonly reminders: RemindersService,
+    private readonly scheduler: OccurrenceScheduler,
     private readonly clock: Clock,
     @Inject(LOGGER) private readonly logger: Logger,
   ) {}
@@ -62,89 +75,166 @@ export class SendReminderHandler {
   readonly handle = async (jobs: ClaimedJob<SendReminderPayload>[], ctx: BatchContext<SendReminderPayload>): Promise<void> => {
     const rows = await queryRows<ReminderRow>(
       this.pool,
-      `SELECT r.id, r.user_id AS "userId", r.title, r.body, r.data, r.enabled, r.version, r.local_time AS "localTime",
-              r.time_zone AS "timeZone", r.recurrence, r.start_date AS "startDate",
-              u.time_zone AS "userTimeZone", u.quiet_hours_start AS "quietHoursStart", u.quiet_hours_end AS "quietHoursEnd",
-              u.notifications_enabled AS "notificationsEnabled"
-         FROM reminders r JOIN users u ON u.id = r.user_id
-        WHERE r.id = ANY($1::uuid[])`,
-      [[...new Set(jobs.map((job) => job.payload.reminderId))]],
+      `SELECT k.job_id::text AS "jobId", r.id, r.user_id AS "userId", r.title, r.body, r.data, r.enabled, r.version,
+              r.local_time AS "localTime", r.time_zone AS "reminderTimeZone", r.recurrence, r.start_date AS "startDate",
+              r.time_sensitive AS "timeSensitive", u.time_zone AS "timeZone", u.quiet_hours_start AS "quietHoursStart",
+              u.quiet_hours_end AS "quietHoursEnd", u.notifications_enabled AS "notificationsEnabled",
+              o.status AS "occurrenceStatus", o.job_id::text AS "occurrenceJobId", o.snooze_job_id::text AS "snoozeJobId",
+              o.due_at AS "dueAt", o.earliest_at AS "earliestAt", o.snoozed_until AS "snoozedUntil"
+         FROM unnest($1::bigint[], $2::uuid[], $3::text[]) AS k(job_id, reminder_id, local_date)
+         JOIN reminders r ON r.id = k.reminder_id
+         JOIN users u ON u.id = r.user_id
+         LEFT JOIN reminder_occurrences o ON o.reminder_id = k.reminder_id AND o.local_date = k.local_date`,
+      [jobs.map((j) => j.id), jobs.map((j) => j.payload.reminderId), jobs.map((j) => j.payload.localDate)],
     );
-    const byId = new Map(rows.map((row) => [row.id, row]));
+    const byJob = new Map(rows.map((row) => [row.jobId, row]));
     const now = this.clock.now();
-    const chain: JobLink[] = [];
-    const skipped: SkipRecord[] = [];
+    const settled: { job: ClaimedJob<SendReminderPayload>; settlement: Settlement; link: ChainLink | null }[] = [];
+    const ledgerSkips: SkipRecord[] = [];
+    const deferrals: { reminderId: string; localDate: string; earliestAt: Date }[] = [];
+    const lapsedSnoozes: ClaimedJob<SendReminderPayload>[] = [];
     const deliverable: Deliverable[] = [];
+
+    const settle = (job: ClaimedJob<SendReminderPayload>, row: ReminderRow, status: 'sent' | 'skipped', reason: OccurrenceSkipReason | null) => {
+      const link = row.enabled ? linkOf(row, job.payload.localDate) : null;
+      settled.push({ job, link, settlement: { reminderId: row.id, localDate: job.payload.localDate, jobId: job.id, status, reason } });
+      if (reason === 'stale' || reason === 'disabled' || reason === 'no_device') {
+        ledgerSkips.push({ jobId: job.id, userId: row.userId, reason });
+      }
+    };
 
     for (const job of jobs) {
       const { payload } = job;
-      const row = byId.get(payload.reminderId);
-      // Superseded by an edit (its replacement is queued), deleted, or disabled: nothing to show.
-      if (!row || row.version !== payload.version || !row.enabled) continue;
-      const user: UserFacts = { timeZone: row.userTimeZone, quietHoursStart: row.quietHoursStart, quietHoursEnd: row.quietHoursEnd };
-      const schedule = scheduleOf(row, user);
-      const at = new Date(payload.at);
-      const link = { job, reminder: row, user, after: at };
+      const row = byJob.get(job.id);
+      const snooze = payload.snooze === true;
+      // Deleted, superseded (an edit or travel replaced this job), or already settled (done / skipped ahead): nothing to show.
+      if (!row || row.occurrenceStatus === null) continue;
+      if (snooze ? row.snoozeJobId !== job.id || row.occurrenceStatus !== 'snoozed' : row.occurrenceJobId !== job.id || row.occurrenceStatus !== 'scheduled') {
+        continue;
+      }
+      const user: UserFacts = { timeZone: row.timeZone, quietHoursStart: row.quietHoursStart, quietHoursEnd: row.quietHoursEnd };
+      const reminder = { ...row, timeZone: row.reminderTimeZone };
+      const schedule = scheduleOf(reminder, user);
+      const occurrence = { at: row.dueAt! };
+      const earliestAt = snooze ? row.snoozedUntil! : row.earliestAt!;
 
-      if (isStale(schedule, at, now)) {
-        skipped.push({ jobId: job.id, userId: row.userId, reason: 'stale' });
-        chain.push(link);
-        this.logger.info({ jobId: job.id, reminderId: row.id, dueAt: payload.at }, 'reminder occurrence skipped: stale');
+      if (!row.enabled || isStale(schedule, occurrence, earliestAt, now) || !row.notificationsEnabled) {
+        const reason = !row.enabled || !row.notificationsEnabled ? 'disabled' : 'stale';
+        if (snooze) lapsedSnoozes.push(job);
+        else settle(job, row, 'skipped', reason);
+        this.logger.info({ jobId: job.id, reminderId: row.id, occurrence: payload.localDate, reason, snooze }, 'reminder occurrence skipped');
         continue;
       }
-      if (!row.notificationsEnabled) {
-        skipped.push({ jobId: job.id, userId: row.userId, reason: 'disabled' });
-        chain.push(link);
-        continue;
-      }
-      const quiet = quietHoursOf(user);
-      if (quiet && isInQuietHours(quiet, user.timeZone, now)) {
-        ctx.fail(job, new SnoozeJob(quietHoursEnd(quiet, user.timeZone, now), 'quiet hours'));
+      const allowed = allowedFrom(reminder, user, now);
+      if (allowed > now) {
+        if (!snooze) deferrals.push({ reminderId: row.id, localDate: payload.localDate, earliestAt: allowed });
+        ctx.fail(job, new SnoozeJob(allowed, 'quiet hours'));
         continue;
       }
       deliverable.push({
-        ...link,
+        job,
+        row,
+        link: linkOf(row, payload.localDate),
         request: {
           jobId: job.id,
           userId: row.userId,
           title: row.title,
           body: row.body,
           data: { ...(row.data ?? {}), reminderId: row.id, occurrence: payload.localDate },
+          // One collapse id per reminder: a newer occurrence replaces an older undelivered one, a retry or snooze its own.
+          collapseKey: `reminder:${row.id}`,
+          actionCategory: REMINDER_ACTION_CATEGORY,
+          timeSensitive: row.timeSensitive,
           // Worthless once the next occurrence is due.
-          expiresAt: nextOccurrence(schedule, at)?.at,
+          expiresAt: nextOccurrence(schedule, occurrence.at)?.at,
         },
       });
     }
 
-    await this.delivery.recordSkippedMany(skipped);
+    await this.delivery.recordSkippedMany(ledgerSkips);
+    if (deferrals.length > 0) await deferOccurrences(this.pool, deferrals, now);
     const summaries = await this.delivery.deliverMany(deliverable.map((d) => d.request));
-    // Jobs on their last attempt die if they fail: their chain must not die with them.
-    const lastChance: ChainLink[] = [];
+    const delivered: ClaimedJob<SendReminderPayload>[] = [];
+    // Jobs on their last attempt die if they fail: their occurrence is given up, visibly, and the chain goes on.
+    const lastChance: typeof settled = [];
     deliverable.forEach((d, i) => {
-      const { retryable, retryAfterSeconds } = summaries[i]!;
-      if (retryable.length === 0) return void chain.push(d);
-      ctx.fail(
-        d.job,
-        new TransientJobError(`${retryable.length} device(s) not reached: ${retryable.map((r) => r.reason).join('; ')}`, {
-          retryAfterSeconds,
-        }),
-      );
-      if (d.job.attempts >= d.job.maxAttempts) lastChance.push(d);
+      const summary = summaries[i]!;
+      const snooze = d.job.payload.snooze === true;
+      if (summary.retryable.length > 0) {
+        const reasons = summary.retryable.map((r) => r.reason).join('; ');
+        ctx.fail(d.job, new TransientJobError(`${summary.retryable.length} device(s) not reached: ${reasons}`, { retryAfterSeconds: summary.retryAfterSeconds }));
+        if (d.job.attempts >= d.job.maxAttempts && !snooze) {
+          lastChance.push({ job: d.job, link: d.link, settlement: settlementOf(d, 'skipped', 'failed') });
+        }
+        return;
+      }
+      if (snooze) return void delivered.push(d.job);
+      if (summary.sent > 0) settled.push({ job: d.job, link: d.link, settlement: settlementOf(d, 'sent', null) });
+      else settled.push({ job: d.job, link: d.link, settlement: settlementOf(d, 'skipped', summary.permanentFailures > 0 ? 'failed' : 'no_device') });
     });
     if (lastChance.length > 0) {
-      await withTransaction(this.pool, (tx) => this.reminders.scheduleNextMany(tx, lastChance, this.clock.now()));
+      await withTransaction(this.pool, (tx) => this.settleAndContinue(tx, lastChance));
     }
-    if (chain.length === 0) return;
-    await ctx.completeWith(
-      chain.map((link) => link.job),
-      async (tx, held) => {
-        const mine = new Set(held);
-        await this.reminders.scheduleNextMany(
-          tx,
-          chain.filter((link) => mine.has(link.job)),
-          this.clock.now(),
-        );
-      },
-    );
+
+    const snoozesDone = [...delivered, ...lapsedSnoozes];
+    const completing = [...settled.map((s) => s.job), ...snoozesDone];
+    if (completing.length === 0) return;
+    await ctx.completeWith(completing, async (tx, held) => {
+      const mine = new Set(held);
+      await this.settleAndContinue(
+        tx,
+        settled.filter((s) => mine.has(s.job)),
+      );
+      await clearSnoozes(
+        tx,
+        snoozesDone.filter((job) => mine.has(job)).map((job) => ({ reminderId: job.payload.reminderId, localDate: job.payload.localDate, jobId: job.id })),
+        this.clock.now(),
+      );
+    });
   };
+
+  // Settles the occurrences, then continues each chain from the reminder as
+  // it is now: read again under a share lock, so an edit or travel that
+  // committed while the batch was sending is planned with, not overwritten.
+  private async settleAndContinue(tx: pg.PoolClient, settled: { settlement: Settlement; link: ChainLink | null }[]): Promise<void> {
+    const now = this.clock.now();
+    const ended = await settleOccurrences(
+      tx,
+      settled.map((s) => s.settlement),
+      now,
+    );
+    const links = settled.flatMap((s) => (s.link && ended.has(s.settlement.jobId) ? [s.link] : []));
+    if (links.length === 0) return;
+    const fresh = await queryRows<ReminderRow>(
+      tx,
+      `SELECT r.id, r.user_id AS "userId", r.enabled, r.version, r.local_time AS "localTime", r.time_zone AS "reminderTimeZone",
+              r.recurrence, r.start_date AS "startDate", r.time_sensitive AS "timeSensitive", u.time_zone AS "timeZone",
+              u.quiet_hours_start AS "quietHoursStart", u.quiet_hours_end AS "quietHoursEnd"
+         FROM reminders r JOIN users u ON u.id = r.user_id
+        WHERE r.id = ANY($1::uuid[])
+        FOR SHARE OF r`,
+      [links.map((l) => l.reminder.id)],
+    );
+    const byId = new Map(fresh.map((row) => [row.id, row]));
+    await this.scheduler.continueChains(
+      tx,
+      links.flatMap((link) => {
+        const row = byId.get(link.reminder.id);
+        return row ? [linkOf(row, link.afterDate!)] : [];
+      }),
+      now,
+    );
+  }
+}
+
+function linkOf(row: ReminderRow, localDate: string): ChainLink {
+  return {
+    reminder: { ...row, timeZone: row.reminderTimeZone },
+    user: { timeZone: row.timeZone, quietHoursStart: row.quietHoursStart, quietHoursEnd: row.quietHoursEnd },
+    afterDate: localDate,
+  };
+}
+
+function settlementOf(d: Deliverable, status: 'sent' | 'skipped', reason: OccurrenceSkipReason | null): Settlement {
+  return { reminderId: d.row.id, localDate: d.job.payload.localDate, jobId: d.job.id, status, reason };
 }

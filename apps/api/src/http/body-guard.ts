@@ -29,9 +29,13 @@ export function requireJsonBody() {
 /**
  * After the JSON body parser: refuses what no DTO rule would catch safely —
  * nesting deeper than MAX_JSON_DEPTH (a stack overflow in the validator, a 500)
- * and NUL characters, which PostgreSQL cannot store in text (a 500 at INSERT).
+ * NUL characters, which PostgreSQL cannot store in text (a 500 at INSERT), and
+ * lone UTF-16 surrogates ("\ud800"), which PostgreSQL refuses in jsonb.
  * Walks the body with an explicit stack, so the walk itself cannot overflow.
  */
+const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
+const LONE_SURROGATE_ALL = new RegExp(LONE_SURROGATE.source, 'g');
+
 export function guardJsonBody() {
   return (request: Request, _response: Response, next: NextFunction) => {
     const body: unknown = request.body;
@@ -42,6 +46,7 @@ export function guardJsonBody() {
       const [value, path, depth] = stack.pop()!;
       if (typeof value === 'string') {
         if (value.includes('\u0000')) errors.push({ path, message: `${path || 'body'} must not contain NUL characters` });
+        else if (LONE_SURROGATE.test(value)) errors.push({ path, message: `${path || 'body'} must be well-formed Unicode (no lone surrogates)` });
         continue;
       }
       if (value === null || typeof value !== 'object') continue;
@@ -52,6 +57,7 @@ export function guardJsonBody() {
       for (const [key, child] of Object.entries(value)) {
         const childPath = path ? `${path}.${key}` : key;
         if (key.includes('\u0000')) errors.push({ path: childPath.replace(/\u0000/g, '\\0'), message: 'field names must not contain NUL characters' });
+        else if (LONE_SURROGATE.test(key)) errors.push({ path: childPath.replace(LONE_SURROGATE_ALL, '\ufffd'), message: 'field names must be well-formed Unicode' });
         stack.push([child, childPath, depth + 1]);
       }
     }

@@ -25,9 +25,15 @@ export class CreateReminderDto {
   @IsIanaTimeZone()
   timeZone?: string;
 
-  @ApiProperty({ example: 'FREQ=WEEKLY;BYDAY=MO,TU,WE,TH,FR', description: 'RFC 5545 RRULE without DTSTART' })
+  @ApiPropertyOptional({
+    example: 'FREQ=WEEKLY;BYDAY=MO,TU,WE,TH,FR',
+    nullable: true,
+    description: 'RFC 5545 RRULE without DTSTART; omitted or null: a one-off reminder, once at startDate + localTime',
+  })
+  @IsOptional()
+  @ValidateIf((_o, v) => v !== null)
   @IsRecurrence()
-  recurrence: string;
+  recurrence?: string | null;
 
   @ApiPropertyOptional({ example: '2027-01-04', description: 'YYYY-MM-DD; default: today in the zone' })
   @Omittable()
@@ -38,6 +44,11 @@ export class CreateReminderDto {
   @Omittable()
   @IsBoolean()
   enabled?: boolean;
+
+  @ApiPropertyOptional({ default: false, description: 'breaks through quiet hours (and iOS Focus, as a time-sensitive notification)' })
+  @Omittable()
+  @IsBoolean()
+  timeSensitive?: boolean;
 
   @ApiPropertyOptional({ description: 'passed through to the app in the push (deep links)', nullable: true })
   @IsOptional()
@@ -55,9 +66,32 @@ export class UpdateReminderDto extends PartialType(OmitType(CreateReminderDto, [
   timeZone?: string | null;
 }
 
+export class NextOccurrenceDto {
+  @ApiProperty({ example: '2027-01-04T07:00:00.000Z', description: 'the nominal instant, UTC (before jitter and quiet hours)' }) at: string;
+  @ApiProperty({ example: '2027-01-04T08:00:00.000+01:00' }) local: string;
+}
+
 export class OccurrenceDto {
+  @ApiProperty({ example: '2027-01-04', description: 'the local date: the occurrence\'s identity in actions' }) localDate: string;
   @ApiProperty({ example: '2027-01-04T07:00:00.000Z' }) at: string;
   @ApiProperty({ example: '2027-01-04T08:00:00.000+01:00' }) local: string;
+  @ApiProperty({ enum: ['scheduled', 'sent', 'done', 'snoozed', 'skipped'] }) status: string;
+  @ApiPropertyOptional({
+    enum: ['stale', 'rescheduled', 'disabled', 'no_device', 'failed', 'user'],
+    description: 'why it was skipped',
+  })
+  reason?: string;
+  @ApiPropertyOptional() sentAt?: string;
+  @ApiPropertyOptional({ description: 'when the user marked it done, skipped or snoozed' }) actedAt?: string;
+  @ApiPropertyOptional({ description: 'when a snoozed occurrence is delivered again' }) snoozedUntil?: string;
+}
+
+export class SnoozeDto {
+  @ApiProperty({ minimum: 1, maximum: 1440, example: 10 })
+  @IsInt()
+  @Min(1)
+  @Max(1440)
+  minutes: number;
 }
 
 export class ReminderDto {
@@ -67,11 +101,12 @@ export class ReminderDto {
   @ApiProperty() localTime: string;
   @ApiProperty() timeZone: string;
   @ApiProperty() followsUserTimeZone: boolean;
-  @ApiProperty() recurrence: string;
+  @ApiProperty({ nullable: true, type: String, description: 'null: a one-off reminder' }) recurrence: string | null;
   @ApiProperty() startDate: string;
   @ApiProperty() enabled: boolean;
+  @ApiProperty() timeSensitive: boolean;
   @ApiProperty({ nullable: true, type: Object }) data: Record<string, unknown> | null;
-  @ApiProperty({ type: OccurrenceDto, nullable: true }) nextOccurrence: OccurrenceDto | null;
+  @ApiProperty({ type: NextOccurrenceDto, nullable: true }) nextOccurrence: NextOccurrenceDto | null;
   @ApiProperty() version: number;
   @ApiProperty() createdAt: string;
   @ApiProperty() updatedAt: string;
@@ -107,10 +142,15 @@ export class OccurrencesQuery {
   @Max(100)
   count?: number;
 
-  @ApiPropertyOptional({ example: '2027-01-01T00:00:00Z', description: 'default: now' })
+  @ApiPropertyOptional({ example: '2027-01-01T00:00:00Z', description: 'occurrences strictly after this instant; default: now' })
   @IsOptional()
   @IsISO8601({ strict: true })
   after?: string;
+
+  @ApiPropertyOptional({ example: '2027-01-01T00:00:00Z', description: 'history: the latest recorded occurrences strictly before this instant' })
+  @IsOptional()
+  @IsISO8601({ strict: true })
+  before?: string;
 }
 
 export class OccurrenceListDto {
@@ -131,6 +171,7 @@ export class DeliveryDto {
   @ApiProperty() localDate: string;
   @ApiProperty() dueAt: string;
   @ApiProperty() version: number;
+  @ApiProperty({ enum: ['regular', 'snooze'] }) purpose: string;
   @ApiProperty({ nullable: true, type: String, description: 'the job: queued, running, succeeded, dead, cancelled (null once pruned)' }) status: string | null;
   @ApiProperty({ nullable: true, type: Number }) attempts: number | null;
   @ApiProperty({ nullable: true, type: String }) lastError: string | null;

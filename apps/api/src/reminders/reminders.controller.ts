@@ -1,7 +1,7 @@
 import { Body, Controller, Delete, Get, Headers, HttpCode, Param, Patch, Post, Query } from '@nestjs/common';
 import { ApiBearerAuth, ApiCreatedResponse, ApiHeader, ApiNoContentResponse, ApiOkResponse, ApiTags } from '@nestjs/swagger';
 import { DomainError } from '@nudge/config';
-import { RemindersService } from '@nudge/reminders';
+import { OccurrencesService, RemindersService } from '@nudge/reminders';
 import { Auth } from '../auth/auth.decorators.js';
 import type { TokenClaims } from '../auth/jwt.js';
 import { ApiProblems } from '../http/api-problems.decorator.js';
@@ -9,10 +9,12 @@ import {
   CreateReminderDto,
   DeliveryListDto,
   ListRemindersQuery,
+  OccurrenceDto,
   OccurrenceListDto,
   OccurrencesQuery,
   ReminderDto,
   ReminderPageDto,
+  SnoozeDto,
   UpdateReminderDto,
 } from './reminder.dto.js';
 
@@ -23,7 +25,10 @@ const IDEMPOTENCY_KEY = /^[\x21-\x7e]{1,255}$/;
 @ApiProblems(400, 401, 404, 409)
 @Controller('v1/reminders')
 export class RemindersController {
-  constructor(private readonly reminders: RemindersService) {}
+  constructor(
+    private readonly reminders: RemindersService,
+    private readonly occurrencesOf: OccurrencesService,
+  ) {}
 
   @Post()
   @ApiCreatedResponse({ type: ReminderDto, description: 'the reminder, with its next occurrence' })
@@ -65,10 +70,41 @@ export class RemindersController {
   }
 
   @Get(':id/occurrences')
-  @ApiOkResponse({ type: OccurrenceListDto })
+  @ApiOkResponse({ type: OccurrenceListDto, description: 'past occurrences with what happened, future ones as planned' })
   async occurrences(@Auth() auth: TokenClaims, @Param('id') id: string, @Query() query: OccurrencesQuery): Promise<OccurrenceListDto> {
-    const after = query.after ? new Date(query.after) : undefined;
-    return { occurrences: await this.reminders.occurrences(auth.userId, id, query.count ?? 10, after) };
+    return {
+      occurrences: await this.occurrencesOf.list(auth.userId, id, {
+        count: query.count ?? 10,
+        after: query.after ? new Date(query.after) : undefined,
+        before: query.before ? new Date(query.before) : undefined,
+      }),
+    };
+  }
+
+  @Post(':id/occurrences/:localDate/done')
+  @HttpCode(200)
+  @ApiOkResponse({ type: OccurrenceDto, description: 'marked done; before delivery it is not delivered' })
+  async done(@Auth() auth: TokenClaims, @Param('id') id: string, @Param('localDate') localDate: string): Promise<OccurrenceDto> {
+    return this.occurrencesOf.done(auth.userId, id, localDate);
+  }
+
+  @Post(':id/occurrences/:localDate/skip')
+  @HttpCode(200)
+  @ApiOkResponse({ type: OccurrenceDto, description: 'skipped (before delivery only; after: 409)' })
+  async skip(@Auth() auth: TokenClaims, @Param('id') id: string, @Param('localDate') localDate: string): Promise<OccurrenceDto> {
+    return this.occurrencesOf.skip(auth.userId, id, localDate);
+  }
+
+  @Post(':id/occurrences/:localDate/snooze')
+  @HttpCode(200)
+  @ApiOkResponse({ type: OccurrenceDto, description: 'delivered again once at now + minutes (quiet hours apply); after delivery only' })
+  async snooze(
+    @Auth() auth: TokenClaims,
+    @Param('id') id: string,
+    @Param('localDate') localDate: string,
+    @Body() body: SnoozeDto,
+  ): Promise<OccurrenceDto> {
+    return this.occurrencesOf.snooze(auth.userId, id, localDate, body.minutes);
   }
 
   @Get(':id/deliveries')

@@ -1,0 +1,172 @@
+import { Inject, Injectable } from '@nestjs/common';
+import { CONFIG, type Config } from '@nudge/config';
+import { cancelJobs, enqueueMany, type QueryExecutor } from '@nudge/queue';
+import {
+  chainState,
+  deleteScheduled,
+  linkJobs,
+  type NewOccurrence,
+  settledDatesAfter,
+  skipScheduled,
+  upsertOccurrences,
+} from './occurrences.repository.js';
+import { type ChainPlan, planChain, type PlannedOccurrence, type ReminderFacts, SEND_REMINDER, type UserFacts } from './reminder-plan.js';
+
+/** One reminder whose chain continues after `afterDate` (the date that just ran, or was acted on). */
+export interface ChainLink {
+  reminder: ReminderFacts & { enabled: boolean };
+  user: UserFacts;
+  afterDate: string | null;
+}
+
+/** Attempts of a reminder's job before the occurrence is given up as `failed`. */
+export const SEND_REMINDER_ATTEMPTS = 8;
+
+/**
+ * The one owner of a reminder's chain of occurrences, for the API (creation,
+ * edits, travel, actions), the worker (after each occurrence) and the sweep:
+ * it plans with the pure planChain, enqueues the job and writes the
+ * occurrence rows in the caller's transaction.
+ */
+@Injectable()
+export class OccurrenceScheduler {
+  constructor(@Inject(CONFIG) private readonly config: Config) {}
+
+  /**
+   * Continues each chain after its date: enqueues the next occurrence, records
+   * the ones passed over as stale. Statements per call, whatever the number of
+   * links: one read of settled dates, one enqueue, one write of rows, one of links.
+   */
+  async continueChains(tx: QueryExecutor, links: readonly ChainLink[], now: Date): Promise<(PlannedOccurrence | null)[]> {
+    const live = links.filter((l) => l.reminder.enabled);
+    const settled = await settledDatesAfter(
+      tx,
+      live.map((l) => ({ reminderId: l.reminder.id, afterDate: l.afterDate })),
+    );
+    const plans = links.map((link) =>
+      link.reminder.enabled
+        ? planChain({
+            reminder: link.reminder,
+            user: link.user,
+            now,
+            jitterSeconds: this.config.reminderJitterSeconds,
+            mode: 'chain',
+            afterDate: link.afterDate,
+            settled: settled.get(link.reminder.id) ?? new Set(),
+          })
+        : null,
+    );
+    await this.write(
+      tx,
+      plans.map((plan, i) => ({ plan, reminder: links[i]!.reminder })),
+      now,
+    );
+    return plans.map((plan) => plan?.next ?? null);
+  }
+
+  /**
+   * Plans a reminder again after its schedule changed (creation, an edit of
+   * time, zone, rule or start, travel, enabling, a repair). The pending
+   * occurrence's queued job is replaced; one that is already running is left
+   * to finish (it delivers, then the chain continues under the new schedule).
+   * Returns the occurrence now pending.
+   */
+  async replan(tx: QueryExecutor, reminder: ReminderFacts & { enabled: boolean }, user: UserFacts, now: Date): Promise<PlannedOccurrence | null> {
+    const state = await chainState(tx, reminder.id, now);
+    const { pending } = state;
+    if (pending?.jobId) {
+      const cancelled = await cancelJobs(tx, [pending.jobId], now);
+      if (cancelled.length === 0 && pending.jobStatus === 'running') return null;
+    }
+    if (!reminder.enabled) {
+      if (pending) await this.dropPending(tx, reminder.id, pending.localDate, pending.earliestAt, 'disabled', now);
+      return null;
+    }
+    const plan = planChain({
+      reminder,
+      user,
+      now,
+      jitterSeconds: this.config.reminderJitterSeconds,
+      mode: 'replan',
+      afterDate: state.lastSettled,
+      pendingDate: pending?.localDate ?? null,
+      settled: state.settled,
+    });
+    if (pending && plan.next?.occurrence.localDate !== pending.localDate && !plan.skipped.some((s) => s.occurrence.localDate === pending.localDate)) {
+      // The pending date is no longer produced by the schedule (or comes later).
+      await this.dropPending(tx, reminder.id, pending.localDate, pending.earliestAt, 'rescheduled', now);
+    }
+    await this.write(tx, [{ plan, reminder }], now);
+    return plan.next;
+  }
+
+  /** Cancels the queued jobs of the pending occurrence when a reminder stops (disable, delete). */
+  async stop(tx: QueryExecutor, reminder: ReminderFacts & { enabled: boolean }, user: UserFacts, now: Date): Promise<void> {
+    await this.replan(tx, { ...reminder, enabled: false }, user, now);
+  }
+
+  // A pending occurrence that was already due is recorded skipped; one still ahead simply is no more.
+  private async dropPending(tx: QueryExecutor, reminderId: string, localDate: string, earliestAt: Date, reason: 'disabled' | 'rescheduled', now: Date) {
+    if (earliestAt <= now) await skipScheduled(tx, reminderId, localDate, reason, now);
+    else await deleteScheduled(tx, reminderId, localDate);
+  }
+
+  private async write(tx: QueryExecutor, plans: readonly { plan: ChainPlan | null; reminder: ReminderFacts }[], now: Date): Promise<void> {
+    const rows: NewOccurrence[] = [];
+    const next: { plan: PlannedOccurrence; reminder: ReminderFacts }[] = [];
+    for (const { plan, reminder } of plans) {
+      if (!plan) continue;
+      for (const { occurrence, reason } of plan.skipped) {
+        rows.push({
+          reminderId: reminder.id,
+          localDate: occurrence.localDate,
+          status: 'skipped',
+          reason,
+          dueAt: occurrence.at,
+          earliestAt: occurrence.at,
+          jobId: null,
+          version: reminder.version,
+        });
+      }
+      if (plan.next) next.push({ plan: plan.next, reminder });
+    }
+    if (next.length > 0) {
+      const jobs = await enqueueMany(
+        tx,
+        next.map(({ plan }) => ({
+          kind: SEND_REMINDER,
+          payload: plan.payload,
+          runAt: plan.runAt,
+          idempotencyKey: plan.idempotencyKey,
+          maxAttempts: SEND_REMINDER_ATTEMPTS,
+        })),
+        { now },
+      );
+      next.forEach(({ plan, reminder }, i) =>
+        rows.push({
+          reminderId: reminder.id,
+          localDate: plan.occurrence.localDate,
+          status: 'scheduled',
+          reason: null,
+          dueAt: plan.occurrence.at,
+          earliestAt: plan.earliestAt,
+          jobId: jobs[i]!.job.id,
+          version: reminder.version,
+        }),
+      );
+      await linkJobs(
+        tx,
+        next.map(({ plan, reminder }, i) => ({
+          reminderId: reminder.id,
+          jobId: jobs[i]!.job.id,
+          version: reminder.version,
+          localDate: plan.occurrence.localDate,
+          dueAt: plan.occurrence.at,
+          purpose: 'regular' as const,
+        })),
+        now,
+      );
+    }
+    await upsertOccurrences(tx, rows, now);
+  }
+}

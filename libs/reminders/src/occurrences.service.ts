@@ -1,0 +1,208 @@
+import { Injectable } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import type { DataSource, EntityManager } from 'typeorm';
+import { Clock, DomainError } from '@nudge/config';
+import { cancelJobs, enqueue, queryRows } from '@nudge/queue';
+import { nextOccurrence, occurrences as occurrencesOf, parseLocalDate } from '@nudge/scheduling';
+import { UserEntity } from '@nudge/users';
+import { OccurrenceScheduler, SEND_REMINDER_ATTEMPTS } from './occurrence-scheduler.js';
+import { findOccurrence, linkJobs, occurrencesBetween, type OccurrenceRow, setOccurrenceState } from './occurrences.repository.js';
+import { allowedFrom, type ReminderFacts, scheduleOf, SEND_REMINDER, type SendReminderPayload } from './reminder-plan.js';
+import { loadOwnReminder } from './own-reminder.js';
+import { ReminderEntity } from './reminder.entity.js';
+import { type OccurrenceView, toOccurrenceView } from './reminder.view.js';
+
+export type OccurrenceAction = 'done' | 'skip' | 'snooze';
+
+
+/**
+ * A reminder's occurrences as its user sees them (past ones with what
+ * happened, future ones as planned) and the actions on one occurrence —
+ * done, snooze, skip — that notification buttons and app screens call.
+ * Every action is idempotent and runs in one transaction with the reminder
+ * locked, so it cannot interleave with an edit, travel or another action.
+ */
+@Injectable()
+export class OccurrencesService {
+  constructor(
+    @InjectDataSource() private readonly dataSource: DataSource,
+    private readonly scheduler: OccurrenceScheduler,
+    private readonly clock: Clock,
+  ) {}
+
+  /**
+   * With `before`: the latest recorded occurrences before it (history).
+   * Otherwise the `count` nominal occurrences strictly after `after` (default
+   * now), computed by the schedule's code, each with its recorded state, plus
+   * recorded ones in that range the schedule no longer produces (history of an
+   * older rule or zone).
+   */
+  async list(userId: string, id: string, query: { count: number; after?: Date; before?: Date }): Promise<OccurrenceView[]> {
+    const { reminder, user } = await loadOwnReminder(this.dataSource.manager, userId, id);
+    const schedule = scheduleOf(reminder, user);
+    if (query.before) {
+      const rows = await occurrencesBetween(this.dataSource.manager, reminder.id, { before: query.before, limit: query.count });
+      return rows.map((row) => toOccurrenceView(schedule.timeZone, { localDate: row.localDate, at: row.dueAt }, row));
+    }
+    const after = query.after ?? this.clock.now();
+    const nominal = occurrencesOf(schedule, after, query.count);
+    const horizon = nominal.length === query.count ? nominal[nominal.length - 1]!.at : new Date(8.64e15);
+    const rows = (await occurrencesBetween(this.dataSource.manager, reminder.id, { after, limit: query.count * 2 + 10 })).filter(
+      (row) => row.dueAt <= horizon,
+    );
+    const byDate = new Map(rows.map((row) => [row.localDate, row]));
+    const views = nominal.map((o) => {
+      const row = byDate.get(o.localDate);
+      byDate.delete(o.localDate);
+      // A recorded occurrence shows its own instant (the zone or time it ran under).
+      return toOccurrenceView(schedule.timeZone, row ? { localDate: o.localDate, at: row.dueAt } : o, row ?? null);
+    });
+    for (const row of byDate.values()) views.push(toOccurrenceView(schedule.timeZone, { localDate: row.localDate, at: row.dueAt }, row));
+    return views.sort((a, b) => a.at.localeCompare(b.at)).slice(0, query.count);
+  }
+
+  /** Done: before delivery it is not delivered; after, it is recorded (and a pending snooze is dropped). */
+  async done(userId: string, id: string, localDate: string): Promise<OccurrenceView> {
+    return this.act(userId, id, localDate, async (tx, ctx) => {
+      const { row, now } = ctx;
+      if (row?.status === 'done') return row;
+      if (row?.status === 'skipped') throw DomainError.conflict(`The occurrence of ${localDate} was skipped; it cannot be marked done.`);
+      await this.dropSnooze(tx, row, now);
+      const updated = { ...ctx.base, ...row, status: 'done' as const, reason: null, snoozeJobId: null, actedAt: now };
+      await setOccurrenceState(tx, updated, now);
+      if (row?.status === 'scheduled') await this.moveOn(tx, ctx);
+      return updated;
+    });
+  }
+
+  /** Skip: before delivery only. */
+  async skip(userId: string, id: string, localDate: string): Promise<OccurrenceView> {
+    return this.act(userId, id, localDate, async (tx, ctx) => {
+      const { row, now } = ctx;
+      if (row?.status === 'skipped') return row;
+      if (row && row.status !== 'scheduled') {
+        throw DomainError.conflict(`The occurrence of ${localDate} is already ${row.status}; only one not yet delivered can be skipped.`);
+      }
+      const updated = { ...ctx.base, ...row, status: 'skipped' as const, reason: 'user', actedAt: now };
+      await setOccurrenceState(tx, updated, now);
+      if (row) await this.moveOn(tx, ctx);
+      return updated;
+    });
+  }
+
+  /**
+   * Snooze: delivered again once at now + minutes (quiet hours apply). Only
+   * after delivery; a snooze while another waits replaces it, so repeating the
+   * request never adds a second re-delivery. The next regular occurrence is
+   * unaffected.
+   */
+  async snooze(userId: string, id: string, localDate: string, minutes: number): Promise<OccurrenceView> {
+    return this.act(userId, id, localDate, async (tx, ctx) => {
+      const { row, now, reminder, user } = ctx;
+      if (!row || (row.status !== 'sent' && row.status !== 'snoozed')) {
+        const state = row?.status === 'scheduled' || !row ? 'not delivered yet' : row.status;
+        throw DomainError.conflict(`The occurrence of ${localDate} is ${state}; only a delivered one can be snoozed.`);
+      }
+      await this.dropSnooze(tx, row, now);
+      const until = allowedFrom(reminder, user, new Date(now.getTime() + minutes * 60_000));
+      const payload: SendReminderPayload = {
+        reminderId: reminder.id,
+        userId: reminder.userId,
+        version: reminder.version,
+        localDate,
+        at: row.dueAt.toISOString(),
+        snooze: true,
+      };
+      const { job } = await enqueue(
+        tx,
+        {
+          kind: SEND_REMINDER,
+          payload,
+          runAt: until,
+          idempotencyKey: `reminder:${reminder.id}:${localDate}:snooze:${now.getTime()}`,
+          maxAttempts: SEND_REMINDER_ATTEMPTS,
+        },
+        { now },
+      );
+      await linkJobs(tx, [{ reminderId: reminder.id, jobId: job.id, version: reminder.version, localDate, dueAt: until, purpose: 'snooze' }], now);
+      const updated = { ...row, status: 'snoozed' as const, snoozeJobId: job.id, snoozedUntil: until, actedAt: now };
+      await setOccurrenceState(tx, updated, now);
+      return updated;
+    });
+  }
+
+  private async act(
+    userId: string,
+    id: string,
+    localDate: string,
+    fn: (tx: EntityManager, ctx: ActionContext) => Promise<Pick<OccurrenceRow, 'status' | 'reason' | 'sentAt' | 'actedAt' | 'snoozedUntil' | 'dueAt'>>,
+  ): Promise<OccurrenceView> {
+    if (!parseLocalDate(localDate).ok) {
+      throw DomainError.invalid([{ path: 'localDate', message: `"${localDate}" is not a date in YYYY-MM-DD form` }]);
+    }
+    return this.dataSource.transaction(async (tx) => {
+      const { reminder, user } = await loadOwnReminder(tx, userId, id, true);
+      const now = this.clock.now();
+      const schedule = scheduleOf(reminder, user);
+      const row = await findOccurrence(tx, reminder.id, localDate, true);
+      const nominal = row ? null : nominalOn(schedule, localDate);
+      if (!row && !nominal) {
+        throw DomainError.invalid([{ path: 'localDate', message: `the reminder has no occurrence on ${localDate}` }]);
+      }
+      const base = {
+        reminderId: reminder.id,
+        localDate,
+        status: 'scheduled' as const,
+        reason: null,
+        dueAt: nominal ?? now,
+        earliestAt: nominal ?? now,
+        version: reminder.version,
+        jobId: null,
+        snoozeJobId: null,
+        snoozedUntil: null,
+        sentAt: null,
+        actedAt: null,
+      };
+      const result = await fn(tx, { reminder, user, row, now, base, localDate });
+      return toOccurrenceView(schedule.timeZone, { localDate, at: result.dueAt }, result);
+    });
+  }
+
+  // The pending occurrence was acted on before delivery: its job goes, and the chain continues after it.
+  private async moveOn(tx: EntityManager, { reminder, user, row, now, localDate }: ActionContext): Promise<void> {
+    if (row?.jobId) {
+      const cancelled = await cancelJobs(tx, [row.jobId], now);
+      if (cancelled.length === 0) {
+        const [job] = await queryRows<{ status: string }>(tx, `SELECT status FROM jobs WHERE id = $1`, [row.jobId]);
+        if (job?.status === 'running') throw DomainError.conflict(`The occurrence of ${localDate} is being delivered right now.`);
+      }
+    }
+    if (reminder.enabled) await this.scheduler.continueChains(tx, [{ reminder, user, afterDate: localDate }], now);
+  }
+
+  private async dropSnooze(tx: EntityManager, row: OccurrenceRow | null, now: Date): Promise<void> {
+    if (row?.snoozeJobId) await cancelJobs(tx, [row.snoozeJobId], now);
+  }
+
+}
+
+interface ActionContext {
+  reminder: ReminderEntity & ReminderFacts;
+  user: UserEntity;
+  row: OccurrenceRow | null;
+  now: Date;
+  base: OccurrenceRow;
+  localDate: string;
+}
+
+/** The nominal instant of the schedule's occurrence on a local date. */
+function nominalOn(schedule: ReturnType<typeof scheduleOf>, localDate: string): Date | null {
+  let cursor = new Date(Date.parse(`${localDate}T00:00:00Z`) - 15 * 3600_000);
+  for (let i = 0; i < 4; i++) {
+    const next = nextOccurrence(schedule, cursor);
+    if (!next || next.localDate > localDate) return null;
+    if (next.localDate === localDate) return next.at;
+    cursor = next.at;
+  }
+  return null;
+}
