@@ -45,7 +45,7 @@ class PushProvidersLifecycle implements OnApplicationShutdown {
         const now = () => clock.now();
         return createPushProviders(config, {
           db: pool,
-          simulated: overrides?.simulated,
+          simulated: { now, ...overrides?.simulated },
           apns: { now, ...overrides?.apns },
           fcm: { now, ...overrides?.fcm },
         });

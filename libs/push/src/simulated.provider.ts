@@ -6,6 +6,8 @@ import type { PushMessage, PushOutcome, PushProvider, SqlExecutor } from './push
 export interface SimulatedPushProviderOptions {
   /** How long a `sim-slow-…` token takes to answer; SPEC says 2 s, tests shorten it. */
   slowDelayMs?: number;
+  /** The time a push is recorded at (the injected clock, so a simulated calendar shows when each push went). */
+  now?: () => Date;
 }
 
 /** SPEC §6: the token's prefix picks the answer, so anyone can provoke each path. */
@@ -26,12 +28,14 @@ export const SIMULATED_RETRY_AFTER_SECONDS = 120;
 export class SimulatedPushProvider implements PushProvider {
   readonly name = 'simulated' as const;
   private readonly slowDelayMs: number;
+  private readonly now: () => Date;
 
   constructor(
     private readonly db: SqlExecutor,
     options: SimulatedPushProviderOptions = {},
   ) {
     this.slowDelayMs = options.slowDelayMs ?? 2000;
+    this.now = options.now ?? (() => new Date());
   }
 
   async send(message: PushMessage): Promise<PushOutcome> {
@@ -66,8 +70,8 @@ export class SimulatedPushProvider implements PushProvider {
   private async record(messages: readonly PushMessage[], outcomes: PushOutcome[]): Promise<void> {
     if (messages.length === 0) return;
     await this.db.query(
-      `INSERT INTO simulated_pushes (platform, push_token, collapse_id, title, body, data, outcome, provider_message_id)
-       SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::jsonb[], $7::text[], $8::text[])`,
+      `INSERT INTO simulated_pushes (platform, push_token, collapse_id, title, body, data, outcome, provider_message_id, created_at)
+       SELECT *, $9::timestamptz FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::jsonb[], $7::text[], $8::text[])`,
       [
         messages.map((m) => m.platform),
         messages.map((m) => m.token),
@@ -81,6 +85,7 @@ export class SimulatedPushProvider implements PushProvider {
         }),
         outcomes.map((o) => o.kind),
         outcomes.map((o) => (o.kind === 'sent' ? (o.providerMessageId ?? null) : null)),
+        this.now(),
       ],
     );
   }
