@@ -154,8 +154,8 @@ describe('reminders end to end', () => {
     const created = await api.request('POST', '/v1/reminders', { token: bearer, body: { title: 'early', localTime: '06:00', recurrence: 'FREQ=DAILY' } });
     const [job] = await queued(created.body.id);
     expect(job!.run_at.toISOString()).toBe('2027-07-02T04:00:00.000Z');
-    // Quiet hours set after scheduling: checked again when the job runs.
-    await api.request('PATCH', '/v1/me', { token: bearer, body: { quietHours: { start: '22:00', end: '07:00' } } });
+    // Quiet hours that the plan did not see (written behind the API's back): checked again when the job runs.
+    await db.pool.query(`UPDATE users SET quiet_hours_start = '22:00', quiet_hours_end = '07:00' WHERE id = 'sleeper'`);
 
     const snoozed = await runJobAt(job!, '2027-07-02T04:00:00Z');
     expect(snoozed.status).toBe('queued');
@@ -167,6 +167,10 @@ describe('reminders end to end', () => {
     expect(await pushesTo('sim-sleeper')).toHaveLength(1);
     // The next occurrence is scheduled at the end of quiet hours straight away.
     expect((await queued(created.body.id))[0]!.run_at.toISOString()).toBe('2027-07-03T05:00:00.000Z');
+
+    // Quiet hours changed through the API re-plan the pending occurrence at once: lifted, it runs at 06:00 again.
+    await api.request('PATCH', '/v1/me', { token: bearer, body: { quietHours: null } });
+    expect((await queued(created.body.id)).map((j) => j.run_at.toISOString())).toEqual(['2027-07-03T04:00:00.000Z']);
   });
 
   it('after a 10-hour worker outage sends no burst: stale occurrences are skipped and the chain continues', async () => {

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { Injectable, type OnModuleInit } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
-import { type DataSource, type EntityManager, IsNull } from 'typeorm';
+import { type DataSource, type EntityManager, IsNull, Not } from 'typeorm';
 import { Clock, DomainError } from '@nudge/config';
 import { assertPayloadFits } from '@nudge/push';
 import { queryRows } from '@nudge/queue';
@@ -58,7 +58,10 @@ export class RemindersService implements OnModuleInit {
 
   onModuleInit(): void {
     // Travel (or a PATCH of the zone): reminders that follow the user move with them.
-    this.userEvents.onTimeZoneChanged((tx, userId) => this.rescheduleFollowing(tx, userId));
+    this.userEvents.onTimeZoneChanged((tx, userId) => this.replanAll(tx, userId, { following: true, pinned: false }));
+    // Quiet hours are checked when a job is planned and again when it runs: re-plan, so that
+    // an occurrence deferred by hours that no longer apply is not held back by them.
+    this.userEvents.onQuietHoursChanged((tx, userId, zoneChangedToo) => this.replanAll(tx, userId, { following: !zoneChangedToo, pinned: true }));
     this.userEvents.onDeleted((tx, userId) => this.cancelAllFor(tx, userId));
   }
 
@@ -211,11 +214,13 @@ export class RemindersService implements OnModuleInit {
     }));
   }
 
-  // Travel (or a PATCH of the zone): each enabled reminder that follows the user re-plans in the new zone.
-  private async rescheduleFollowing(tx: EntityManager, userId: string): Promise<void> {
+  // Travel (or a PATCH of the zone): each enabled reminder that follows the user re-plans in the
+  // new zone. New quiet hours: the user's other reminders (pinned to a zone) re-plan too.
+  private async replanAll(tx: EntityManager, userId: string, which: { following: boolean; pinned: boolean }): Promise<void> {
+    if (!which.following && !which.pinned) return;
     const user = await tx.getRepository(UserEntity).findOneByOrFail({ id: userId });
     const reminders = await tx.getRepository(ReminderEntity).find({
-      where: { userId, timeZone: IsNull() },
+      where: which.following && which.pinned ? { userId } : { userId, timeZone: which.following ? IsNull() : Not(IsNull()) },
       lock: { mode: 'pessimistic_write' },
     });
     const now = this.clock.now();

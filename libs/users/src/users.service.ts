@@ -105,8 +105,15 @@ export class UsersService {
 
   private async update(tx: EntityManager, before: UserEntity, values: Partial<UserEntity>, now: Date): Promise<void> {
     await tx.update(UserEntity, { id: before.id }, { ...values, updatedAt: now });
-    if (values.timeZone !== undefined && values.timeZone !== before.timeZone) {
-      await this.events.emitTimeZoneChanged(tx, before.id, values.timeZone);
+    const zoneChanged = values.timeZone !== undefined && values.timeZone !== before.timeZone;
+    if (zoneChanged) await this.events.emitTimeZoneChanged(tx, before.id, values.timeZone!);
+    const quietChanged =
+      (values.quietHoursStart !== undefined && values.quietHoursStart !== before.quietHoursStart) ||
+      (values.quietHoursEnd !== undefined && values.quietHoursEnd !== before.quietHoursEnd);
+    // Travel also moves the quiet hours (they are read in the user's zone): the reminders that
+    // follow the user re-plan above, the others here.
+    if (quietChanged || (zoneChanged && before.quietHoursStart !== null)) {
+      await this.events.emitQuietHoursChanged(tx, before.id, zoneChanged);
     }
   }
 
