@@ -24,6 +24,8 @@ describe('operator dashboard (/ops) in Chromium', () => {
   let profile: string;
   const cspViolations: string[] = [];
   let deadIds: string[];
+  let reminderId: string;
+  let reminderJobId: string;
 
   beforeAll(async () => {
     db = await createTestDatabase();
@@ -54,6 +56,14 @@ describe('operator dashboard (/ops) in Chromium', () => {
         [job.id, ago(600), `APNs answered 400 BadTopic (${i})`],
       );
     }
+    // A real reminder whose pending occurrence failed once (the provider answered 500) and waits for its retry.
+    const alice = await api.token('alice-r');
+    await api.request('PUT', '/v1/me', { token: alice, body: { timeZone: 'Europe/Berlin' } });
+    const reminder = await api.request('POST', '/v1/reminders', { token: alice, body: { title: 'Pill', localTime: '20:00', recurrence: 'FREQ=DAILY' } });
+    reminderId = reminder.body.id;
+    const { rows: planned } = await db.pool.query(`SELECT job_id::text AS id FROM reminder_occurrences WHERE reminder_id = $1`, [reminderId]);
+    reminderJobId = planned[0].id;
+    await db.pool.query(`UPDATE jobs SET attempts = 1, last_error = 'simulated: 500 InternalServerError' WHERE id = $1`, [reminderJobId]);
     const stuck = await enqueue(db.pool, { kind: 'send_notification', payload: {} }, { now: ago(300) });
     await db.pool.query(
       `UPDATE jobs SET status = 'running', locked_at = $2, locked_until = $3, locked_by = 'gone' WHERE id = $1`,
@@ -172,6 +182,18 @@ describe('operator dashboard (/ops) in Chromium', () => {
     expect(rows[0]).toEqual({ status: 'queued', attempts: 0 });
     await expect.poll(() => queueCell('send_notification', 'dead').textContent()).toMatch(/^1/);
     expect(await page.locator('#detail-fields').textContent()).toContain('queued');
+  });
+
+  it("shows a reminder job's occurrence and its state in the job's detail", async () => {
+    await page.getByLabel('Show').selectOption('failing');
+    await page.getByLabel('Kind', { exact: true }).selectOption('send_reminder');
+    await page.getByRole('button', { name: `Open job ${reminderJobId}` }).click();
+    await expect.poll(() => page.locator('#detail-title').textContent()).toBe(`Job #${reminderJobId} · send_reminder`);
+    const fields = (await page.locator('#detail-fields').textContent()) ?? '';
+    expect(fields).toContain('Occurrence2026-03-02 · regular delivery');
+    expect(fields).toContain('Occurrence statescheduled');
+    const { rows } = await db.pool.query(`SELECT status FROM reminder_occurrences WHERE reminder_id = $1`, [reminderId]);
+    expect(rows).toEqual([{ status: 'scheduled' }]);
   });
 
   it('reads on a phone without sideways scrolling, and breaks no CSP rule', async () => {

@@ -297,3 +297,15 @@ export async function pendingJobIds(db: QueryExecutor, reminderIds: readonly str
   );
   return rows.map((r) => r.id);
 }
+
+/** The occurrence a job carried (a reminder's regular delivery or a snooze), for the operator's view of the job. */
+export async function occurrenceOfJob(db: QueryExecutor, jobId: string): Promise<(OccurrenceRow & { purpose: 'regular' | 'snooze' }) | null> {
+  const [row] = await queryRows<OccurrenceRow & { purpose: 'regular' | 'snooze' }>(
+    db,
+    `SELECT ${COLUMNS}, m.purpose FROM reminder_jobs m
+       JOIN reminder_occurrences o ON o.reminder_id = m.reminder_id AND o.local_date = m.local_date
+      WHERE m.job_id = $1`,
+    [jobId],
+  );
+  return row ?? null;
+}

@@ -262,6 +262,16 @@ async function openJob(id, { focus = true } = {}) {
     ['Idempotency key', job.idempotencyKey ?? '—'], ['Run at', when(job.runAt)], ['Created', when(job.createdAt)],
     ['Finished', when(job.finishedAt)], ['Locked by', job.lockedBy ?? '—'],
   ];
+  // A reminder job: the occurrence it carries, and what became of it.
+  const occurrence = job.occurrence;
+  if (occurrence) {
+    const state = occurrence.reason ? `${occurrence.status} (${occurrence.reason})` : occurrence.status;
+    fields.push(
+      ['Occurrence', `${occurrence.localDate} · ${occurrence.purpose === 'snooze' ? 'snooze re-delivery' : 'regular delivery'}`],
+      ['Occurrence state', state], ['Due (nominal)', when(occurrence.dueAt)], ['Earliest allowed', when(occurrence.earliestAt)],
+      ['Sent', when(occurrence.sentAt)], ['Acted on', when(occurrence.actedAt)],
+    );
+  }
   $('detail-fields').replaceChildren(...fields.flatMap(([term, value]) => {
     const dt = document.createElement('dt');
     dt.textContent = term;

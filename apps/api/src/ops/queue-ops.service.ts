@@ -2,6 +2,7 @@ import { Inject, Injectable } from '@nestjs/common';
 import type pg from 'pg';
 import { Clock, DomainError } from '@nudge/config';
 import { PG_POOL } from '@nudge/database';
+import { occurrenceOfJob, SEND_REMINDER } from '@nudge/reminders';
 import {
   cancelJob,
   getJob,
@@ -81,7 +82,22 @@ export class QueueOpsService {
   async get(id: string) {
     const job = await getJob(this.pool, id);
     if (!job) throw DomainError.notFound('The job');
-    return shown(job);
+    if (job.kind !== SEND_REMINDER) return shown(job);
+    const occurrence = await occurrenceOfJob(this.pool, job.id);
+    return {
+      ...shown(job),
+      occurrence: occurrence && {
+        reminderId: occurrence.reminderId,
+        localDate: occurrence.localDate,
+        purpose: occurrence.purpose,
+        status: occurrence.status,
+        reason: occurrence.reason,
+        dueAt: occurrence.dueAt.toISOString(),
+        earliestAt: occurrence.earliestAt.toISOString(),
+        sentAt: occurrence.sentAt?.toISOString() ?? null,
+        actedAt: occurrence.actedAt?.toISOString() ?? null,
+      },
+    };
   }
 
   async retry(id: string) {
