@@ -1,6 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { CONFIG, type Config } from '@nudge/config';
-import { cancelJobs, enqueueMany, type QueryExecutor } from '@nudge/queue';
+import { cancelJobs, enqueueMany, queryRows, type QueryExecutor } from '@nudge/queue';
 import {
   chainState,
   deleteScheduled,
@@ -74,10 +74,8 @@ export class OccurrenceScheduler {
   async replan(tx: QueryExecutor, reminder: ReminderFacts & { enabled: boolean }, user: UserFacts, now: Date): Promise<PlannedOccurrence | null> {
     const state = await chainState(tx, reminder.id, now);
     const { pending } = state;
-    if (pending?.jobId) {
-      const cancelled = await cancelJobs(tx, [pending.jobId], now);
-      if (cancelled.length === 0 && pending.jobStatus === 'running') return null;
-    }
+    // A running job delivers the occurrence; the chain then continues from the reminder as it is now.
+    if (pending?.jobId && !(await this.release(tx, pending.jobId, now))) return null;
     if (!reminder.enabled) {
       if (pending) await this.dropPending(tx, reminder.id, pending.localDate, pending.earliestAt, 'disabled', now);
       return null;
@@ -98,6 +96,17 @@ export class OccurrenceScheduler {
     }
     await this.write(tx, [{ plan, reminder }], now);
     return plan.next;
+  }
+
+  /**
+   * Takes an occurrence's job out of the queue so that something else may
+   * decide its fate: true when it was cancelled (or had already ended), false
+   * when a worker is running it right now.
+   */
+  async release(tx: QueryExecutor, jobId: string, now: Date): Promise<boolean> {
+    if ((await cancelJobs(tx, [jobId], now)).length > 0) return true;
+    const [job] = await queryRows<{ status: string }>(tx, `SELECT status FROM jobs WHERE id = $1`, [jobId]);
+    return job?.status !== 'running';
   }
 
   /** Cancels the queued jobs of the pending occurrence when a reminder stops (disable, delete). */

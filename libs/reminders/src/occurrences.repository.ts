@@ -24,8 +24,8 @@ export interface OccurrenceRow {
 
 /** What a re-plan needs to know about a reminder's occurrences. */
 export interface ChainState {
-  /** The scheduled occurrence, with whether its job is queued (replaceable) or already running. */
-  pending: (OccurrenceRow & { jobStatus: string | null }) | null;
+  /** The scheduled occurrence (locked). */
+  pending: OccurrenceRow | null;
   /** The latest date settled in the past (sent, done, skipped or snoozed when it was due). */
   lastSettled: string | null;
   /** Every settled date from `fromDate` on. */
@@ -127,12 +127,11 @@ export async function settledDatesAfter(
 
 /** The state a re-plan starts from; locks the pending row. */
 export async function chainState(db: QueryExecutor, reminderId: string, now: Date): Promise<ChainState> {
-  const [pending] = await queryRows<OccurrenceRow & { jobStatus: string | null }>(
+  const [pending] = await queryRows<OccurrenceRow>(
     db,
-    `SELECT ${COLUMNS}, j.status AS "jobStatus"
-       FROM reminder_occurrences o LEFT JOIN jobs j ON j.id = o.job_id
+    `SELECT ${COLUMNS} FROM reminder_occurrences o
       WHERE o.reminder_id = $1 AND o.status = 'scheduled'
-      ORDER BY o.due_at LIMIT 1 FOR UPDATE OF o`,
+      ORDER BY o.due_at LIMIT 1 FOR UPDATE`,
     [reminderId],
   );
   const [last] = await queryRows<{ localDate: string | null }>(

@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import type { DataSource, EntityManager } from 'typeorm';
 import { Clock, DomainError } from '@nudge/config';
-import { cancelJobs, enqueue, queryRows } from '@nudge/queue';
+import { cancelJobs, enqueue } from '@nudge/queue';
 import { nextOccurrence, occurrences as occurrencesOf, parseLocalDate } from '@nudge/scheduling';
 import { UserEntity } from '@nudge/users';
 import { OccurrenceScheduler, SEND_REMINDER_ATTEMPTS } from './occurrence-scheduler.js';
@@ -170,12 +170,8 @@ export class OccurrencesService {
 
   // The pending occurrence was acted on before delivery: its job goes, and the chain continues after it.
   private async moveOn(tx: EntityManager, { reminder, user, row, now, localDate }: ActionContext): Promise<void> {
-    if (row?.jobId) {
-      const cancelled = await cancelJobs(tx, [row.jobId], now);
-      if (cancelled.length === 0) {
-        const [job] = await queryRows<{ status: string }>(tx, `SELECT status FROM jobs WHERE id = $1`, [row.jobId]);
-        if (job?.status === 'running') throw DomainError.conflict(`The occurrence of ${localDate} is being delivered right now.`);
-      }
+    if (row?.jobId && !(await this.scheduler.release(tx, row.jobId, now))) {
+      throw DomainError.conflict(`The occurrence of ${localDate} is being delivered right now; try again in a moment.`);
     }
     if (reminder.enabled) await this.scheduler.continueChains(tx, [{ reminder, user, afterDate: localDate }], now);
   }
