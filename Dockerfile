@@ -1,5 +1,7 @@
 # Production image: one image, two processes (ROLE=api or ROLE=worker).
-FROM node:20-bookworm-slim AS build
+# Node.js 24 LTS: Nudge's time-zone rules come from the tzdata in Node's ICU,
+# and only a supported Node line gets those updates (take its patch releases).
+FROM node:24-bookworm-slim AS build
 WORKDIR /app
 COPY package.json package-lock.json ./
 RUN npm ci --no-audit --no-fund
@@ -9,7 +11,7 @@ COPY libs libs
 COPY migrations migrations
 RUN npm run build && npm prune --omit=dev
 
-FROM node:20-bookworm-slim
+FROM node:24-bookworm-slim
 ENV NODE_ENV=production
 WORKDIR /app
 COPY --from=build /app/package.json ./

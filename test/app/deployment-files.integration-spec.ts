@@ -28,6 +28,8 @@ describe('docker-compose.yml', () => {
   it('builds from a Dockerfile whose commands start the built apps', () => {
     const dockerfile = readFileSync('Dockerfile', 'utf8');
     expect(dockerfile).toMatch(/npm ci/);
+    // Production runs the current LTS (its ICU carries current tzdata), in both stages.
+    expect(dockerfile.match(/^FROM node:(\d+)/gm)).toEqual(['FROM node:24', 'FROM node:24']);
     expect(dockerfile).toMatch(/npm run build/);
     for (const name of ['api', 'worker']) {
       const command: string[] = compose.services[name].command;
