@@ -1,12 +1,16 @@
 import { DataSource, type DataSourceOptions, type EntitySchema, type MixedList } from 'typeorm';
 import { migrations } from '../../../migrations/index.js';
 
+/** What TypeORM accepts as an entity: a class, a name or a schema. */
+// eslint-disable-next-line @typescript-eslint/no-unsafe-function-type -- TypeORM's own type for entity classes
+type EntityTarget = Function | string | EntitySchema;
+
 // The one description of Nudge's database for TypeORM: Nest builds its
 // connection from it, and the migration CLI uses it as it is. Schema changes
 // happen only through migrations, never `synchronize`.
 export function dataSourceOptions(
   url: string,
-  entities: MixedList<Function | string | EntitySchema> = [],
+  entities: MixedList<EntityTarget> = [],
 ): DataSourceOptions {
   return {
     type: 'postgres',
@@ -21,6 +25,6 @@ export function dataSourceOptions(
   };
 }
 
-export function createDataSource(url: string, entities?: MixedList<Function | string | EntitySchema>): DataSource {
+export function createDataSource(url: string, entities?: MixedList<EntityTarget>): DataSource {
   return new DataSource(dataSourceOptions(url, entities));
 }

@@ -1,4 +1,12 @@
-import { Inject, Module, type BeforeApplicationShutdown, type DynamicModule, type OnApplicationBootstrap, type Provider } from '@nestjs/common';
+import {
+  Inject,
+  Module,
+  type BeforeApplicationShutdown,
+  type DynamicModule,
+  type FactoryProvider,
+  type OnApplicationBootstrap,
+  type Provider,
+} from '@nestjs/common';
 import type { Registry } from 'prom-client';
 import { QueueMetrics } from './metrics.js';
 import { Worker, type WorkerOptions } from './worker.js';
@@ -16,7 +24,7 @@ export interface QueueModuleOptions extends WorkerOptions {
 
 export interface QueueModuleAsyncOptions {
   imports?: DynamicModule['imports'];
-  inject?: (string | symbol | Function)[];
+  inject?: NonNullable<FactoryProvider['inject']>;
   useFactory: (...args: any[]) => QueueModuleOptions | Promise<QueueModuleOptions>;
 }
 

@@ -487,13 +487,12 @@ export class Worker {
       return Promise.resolve();
     }
     return new Promise<void>((resolve) => {
-      const timer = setTimeout(done, ms);
-      const self = this;
-      function done() {
+      const done = () => {
         clearTimeout(timer);
-        self.wakeWork = null;
+        this.wakeWork = null;
         resolve();
-      }
+      };
+      const timer = setTimeout(done, ms);
       this.wakeWork = done;
     });
   }

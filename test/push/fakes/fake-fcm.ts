@@ -59,7 +59,7 @@ export async function startFakeFcm(options: { projectId?: string; accessToken?: 
     req.setEncoding('utf8');
     req.on('data', (chunk: string) => (text += chunk));
     req.on('end', () => {
-      let body: FakeFcmRequest['body'] = {};
+      let body: FakeFcmRequest['body'];
       try {
         body = JSON.parse(text) as FakeFcmRequest['body'];
       } catch {

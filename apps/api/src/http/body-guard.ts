@@ -56,12 +56,12 @@ export function guardJsonBody() {
       }
       for (const [key, child] of Object.entries(value)) {
         const childPath = path ? `${path}.${key}` : key;
-        if (key.includes('\u0000')) errors.push({ path: childPath.replace(/\u0000/g, '\\0'), message: 'field names must not contain NUL characters' });
+        if (key.includes('\u0000')) errors.push({ path: childPath.replaceAll('\u0000', '\\0'), message: 'field names must not contain NUL characters' });
         else if (LONE_SURROGATE.test(key)) errors.push({ path: childPath.replace(LONE_SURROGATE_ALL, '\ufffd'), message: 'field names must be well-formed Unicode' });
         stack.push([child, childPath, depth + 1]);
       }
     }
-    if (errors.length > 0) return next(DomainError.invalid(errors.map((e) => ({ ...e, path: e.path.replace(/\u0000/g, '\\0') }))));
+    if (errors.length > 0) return next(DomainError.invalid(errors.map((e) => ({ ...e, path: e.path.replaceAll('\u0000', '\\0') }))));
     next();
   };
 }
