@@ -6,7 +6,7 @@ import { Clock, DomainError } from '@nudge/config';
 import { assertPayloadFits } from '@nudge/push';
 import { queryRows } from '@nudge/queue';
 import { localIsoAt, nextOccurrence, validateSchedule } from '@nudge/scheduling';
-import { canonicalTimeZone, UserEntity, UserEvents, UsersService } from '@nudge/users';
+import { canonicalZoneOrFail, UserEntity, UserEvents, UsersService } from '@nudge/users';
 import { OccurrenceScheduler } from './occurrence-scheduler.js';
 import { scheduledOccurrences } from './occurrences.repository.js';
 import { loadOwnReminder, UUID } from './own-reminder.js';
@@ -80,7 +80,7 @@ export class RemindersService implements OnModuleInit {
         if (replay) return replay;
       }
       const now = this.clock.now();
-      const timeZone = input.timeZone ? canonicalTimeZone(input.timeZone) : null;
+      const timeZone = input.timeZone ? canonicalZoneOrFail(input.timeZone) : null;
       const values = {
         userId,
         title: input.title,
@@ -152,7 +152,7 @@ export class RemindersService implements OnModuleInit {
       if (patch.title !== undefined) reminder.title = patch.title;
       if (patch.body !== undefined) reminder.body = patch.body;
       if (patch.localTime !== undefined) reminder.localTime = patch.localTime;
-      if (patch.timeZone !== undefined) reminder.timeZone = patch.timeZone === null ? null : canonicalTimeZone(patch.timeZone);
+      if (patch.timeZone !== undefined) reminder.timeZone = patch.timeZone === null ? null : canonicalZoneOrFail(patch.timeZone);
       if (patch.recurrence !== undefined) reminder.recurrence = patch.recurrence;
       if (patch.startDate !== undefined) reminder.startDate = patch.startDate;
       if (patch.enabled !== undefined) reminder.enabled = patch.enabled;

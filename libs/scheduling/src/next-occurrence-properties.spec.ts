@@ -2,7 +2,7 @@ import fc from 'fast-check';
 import { DateTime, IANAZone } from 'luxon';
 import rrulePkg from 'rrule';
 import { describe, expect, it } from 'vitest';
-import { nextOccurrence, occurrences, type Occurrence, type Schedule } from './next-occurrence.js';
+import { isLocalDateOf, nextOccurrence, occurrences, type Occurrence, type Schedule } from './next-occurrence.js';
 
 const { RRule } = rrulePkg;
 const MIN = 60_000;
@@ -181,6 +181,39 @@ describe('nextOccurrence against a day-by-day luxon model', () => {
         expect(nextOccurrence(schedule, new Date(after))).toEqual(modelOccurrences(zone, time, start, rule, after, 1)[0] ?? null);
       }),
       { numRuns: 60 },
+    );
+  }, 30_000);
+});
+
+describe('isLocalDateOf', () => {
+  it('is true on exactly the local dates occurrences() lists', () => {
+    // Including the zones and years where a date-line move skipped a date.
+    const skipping: [string, string][] = [
+      ['Pacific/Apia', '2011-12-01'],
+      ['Pacific/Fakaofo', '2011-12-10'],
+      ['Pacific/Kiritimati', '1994-12-15'],
+    ];
+    fc.assert(
+      fc.property(
+        fc.oneof(
+          fc.tuple(fc.oneof(fc.constantFrom(...zones), fc.constantFrom(...dstZones)), startDate),
+          fc.constantFrom(...skipping),
+        ),
+        quarterHour,
+        modelRule,
+        ([zone, start], time, rule) => {
+          const startDt = DateTime.fromISO(start, { zone: 'UTC' });
+          const schedule: Schedule = { timeZone: zone, localTime: time, startDate: start, recurrence: ruleText(rule, startDt) };
+          const days = Array.from({ length: 75 }, (_, i) => startDt.plus({ days: i - 3 }).toISODate()!);
+          const listed = new Set(
+            occurrences(schedule, new Date(startDt.toMillis() - 3 * DAY), 80)
+              .map((o) => o.localDate)
+              .filter((d) => d <= days.at(-1)!),
+          );
+          expect(days.filter((d) => isLocalDateOf(schedule, d))).toEqual(days.filter((d) => listed.has(d)));
+        },
+      ),
+      { numRuns: 120 },
     );
   }, 30_000);
 });

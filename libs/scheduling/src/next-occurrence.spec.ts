@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { SchedulingError } from './result.js';
-import { nextOccurrence, occurrences, validateSchedule, type Schedule } from './next-occurrence.js';
+import { isLocalDateOf, nextOccurrence, occurrences, validateSchedule, type Schedule } from './next-occurrence.js';
 
 const schedule = (timeZone: string, localTime: string, startDate: string, recurrence = 'FREQ=DAILY'): Schedule => ({
   timeZone,
@@ -262,5 +262,131 @@ describe('nextOccurrence rules', () => {
       expect(result.errors.map((e) => e.split(':')[0])).toEqual(['localTime', 'timeZone', 'recurrence', 'startDate']);
     }
     expect(() => nextOccurrence(schedule('UTC', '09:00', '2026-01-01'), new Date(Number.NaN))).toThrow(RangeError);
+  });
+});
+
+describe('local dates a zone skips entirely', () => {
+  // Samoa (Pacific/Apia) moved west of the date line: 2011-12-29 23:59:59
+  // UTC-10 was followed by 2011-12-31 00:00 UTC+14, so 2011-12-30 never
+  // happened there. Such a date has no occurrence and uses no COUNT slot.
+  const apia = (localTime: string, recurrence: string, startDate = '2011-12-29') =>
+    schedule('Pacific/Apia', localTime, startDate, recurrence);
+  const listed = (s: Schedule, after: string, n: number) =>
+    occurrences(s, at(after), n).map((o) => `${o.localDate} ${o.at.toISOString()} ${o.local}`);
+
+  it('has no occurrence on the skipped date', () => {
+    expect(listed(apia('09:00', 'FREQ=DAILY'), '2011-12-28T00:00:00Z', 4)).toEqual([
+      '2011-12-29 2011-12-29T19:00:00.000Z 2011-12-29T09:00:00.000-10:00',
+      '2011-12-31 2011-12-30T19:00:00.000Z 2011-12-31T09:00:00.000+14:00',
+      '2012-01-01 2011-12-31T19:00:00.000Z 2012-01-01T09:00:00.000+14:00',
+      '2012-01-02 2012-01-01T19:00:00.000Z 2012-01-02T09:00:00.000+14:00',
+    ]);
+    // Asked right after the 29th's push: the next one is the 31st's, not a "30th" at the same instant.
+    expect(nextOccurrence(apia('09:00', 'FREQ=DAILY'), at('2011-12-29T19:00:00Z'))?.localDate).toBe('2011-12-31');
+    expect(listed(apia('00:00', 'FREQ=DAILY'), '2011-12-29T00:00:00Z', 2)).toEqual([
+      '2011-12-29 2011-12-29T10:00:00.000Z 2011-12-29T00:00:00.000-10:00',
+      '2011-12-31 2011-12-30T10:00:00.000Z 2011-12-31T00:00:00.000+14:00',
+    ]);
+    // 2011-12-30 was a Friday.
+    const fridays = apia('09:00', 'FREQ=WEEKLY;BYDAY=FR', '2011-12-01');
+    expect(occurrences(fridays, at('2011-12-20'), 2).map((o) => o.localDate)).toEqual(['2011-12-23', '2012-01-06']);
+    expect(isLocalDateOf(apia('09:00', 'FREQ=DAILY'), '2011-12-30')).toBe(false);
+    expect(isLocalDateOf(apia('09:00', 'FREQ=DAILY'), '2011-12-31')).toBe(true);
+  });
+
+  it('does not count it toward COUNT', () => {
+    const s = apia('09:00', 'FREQ=DAILY;COUNT=3');
+    expect(occurrences(s, at('2011-12-01'), 10).map((o) => o.localDate)).toEqual(['2011-12-29', '2011-12-31', '2012-01-01']);
+    expect(nextOccurrence(s, at('2011-12-31T19:00:00Z'))).toBeNull();
+    expect(isLocalDateOf(s, '2012-01-01')).toBe(true);
+    expect(isLocalDateOf(s, '2012-01-02')).toBe(false);
+    // A rule starting on the skipped date begins the next day.
+    expect(occurrences(apia('09:00', 'FREQ=DAILY;COUNT=2', '2011-12-30'), at('2011-12-01'), 5).map((o) => o.localDate)).toEqual([
+      '2011-12-31',
+      '2012-01-01',
+    ]);
+    // Kiribati's Line Islands skipped 1994-12-31.
+    const line = schedule('Pacific/Kiritimati', '12:00', '1994-12-30', 'FREQ=DAILY;COUNT=2');
+    expect(occurrences(line, at('1994-01-01'), 5).map((o) => o.localDate)).toEqual(['1994-12-30', '1995-01-01']);
+  });
+
+  it('changes nothing on an ordinary DST day', () => {
+    // 02:30 in New York's 2026-03-08 gap still runs (at 03:30 EDT) and counts.
+    const s = schedule('America/New_York', '02:30', '2026-03-07', 'FREQ=DAILY;COUNT=3');
+    expect(listed(s, '2026-03-01T00:00:00Z', 5)).toEqual([
+      '2026-03-07 2026-03-07T07:30:00.000Z 2026-03-07T02:30:00.000-05:00',
+      '2026-03-08 2026-03-08T07:30:00.000Z 2026-03-08T03:30:00.000-04:00',
+      '2026-03-09 2026-03-09T06:30:00.000Z 2026-03-09T02:30:00.000-04:00',
+    ]);
+    expect(isLocalDateOf(s, '2026-03-08')).toBe(true);
+    // Lord Howe's 30-minute gap and Santiago's midnight gap likewise.
+    expect(isLocalDateOf(schedule('Australia/Lord_Howe', '02:15', '2026-10-01', 'FREQ=DAILY;COUNT=5'), '2026-10-04')).toBe(true);
+    expect(isLocalDateOf(schedule('America/Santiago', '00:30', '2026-09-01', 'FREQ=DAILY;COUNT=6'), '2026-09-06')).toBe(true);
+  });
+});
+
+describe('COUNT resolved lazily', () => {
+  it('gives the same answers whatever order it is asked in', () => {
+    // Two spellings of one rule get separate cached plans.
+    const a = schedule('Europe/Berlin', '09:00', '2026-01-01', 'FREQ=WEEKLY;BYDAY=MO,TH;COUNT=50');
+    const b = schedule('Europe/Berlin', '09:00', '2026-01-01', 'freq=weekly;byday=mo,th;count=50');
+    // 2026-01-01 is a Thursday (#1); #50 is the Monday 2026-06-22, at 07:00Z.
+    const probes = [
+      '2030-01-01',
+      '2026-03-01',
+      '2026-06-15',
+      '2026-06-22T06:59:00Z',
+      '2025-01-01',
+      '2026-06-22T07:00:00Z',
+      '2026-06-18T08:00:00Z',
+    ];
+    const forward = probes.map((p) => nextOccurrence(a, at(p))?.localDate ?? null);
+    const backward = [...probes].reverse().map((p) => nextOccurrence(b, at(p))?.localDate ?? null).reverse();
+    expect(forward).toEqual(backward);
+    expect(forward).toEqual([null, '2026-03-02', '2026-06-15', '2026-06-22', '2026-01-01', null, '2026-06-22']);
+  });
+
+  it('from 1900, asked about today', () => {
+    // 10,000 days from 1900-01-01 end on 1927-05-19.
+    const s = schedule('Europe/Berlin', '08:00', '1900-01-01', 'FREQ=DAILY;COUNT=10000');
+    expect(nextOccurrence(s, at('2026-01-01'))).toBeNull();
+    expect(nextOccurrence(s, at('1927-05-18T12:00:00Z'))?.localDate).toBe('1927-05-19');
+    expect(isLocalDateOf(s, '1927-05-19')).toBe(true);
+    expect(isLocalDateOf(s, '1927-05-20')).toBe(false);
+  });
+});
+
+describe('isLocalDateOf', () => {
+  it('is true exactly on the dates the schedule produces', () => {
+    const s = schedule('America/New_York', '09:00', '2026-03-04', 'FREQ=WEEKLY;BYDAY=MO,WE'); // a Wednesday
+    expect(['2026-03-02', '2026-03-04', '2026-03-05', '2026-03-09', '2031-07-02'].map((d) => isLocalDateOf(s, d))).toEqual([
+      false, // before startDate
+      true,
+      false,
+      true,
+      true,
+    ]);
+    expect(isLocalDateOf(schedule('UTC', '09:00', '2026-03-04', 'FREQ=WEEKLY;INTERVAL=2;BYDAY=WE'), '2026-03-11')).toBe(false);
+    expect(isLocalDateOf(schedule('UTC', '09:00', '2026-01-01', 'FREQ=MONTHLY;BYDAY=-1FR'), '2026-01-30')).toBe(true);
+    expect(isLocalDateOf(schedule('UTC', '09:00', '2026-01-01', 'FREQ=MONTHLY;BYDAY=-1FR'), '2026-01-23')).toBe(false);
+  });
+
+  it('applies COUNT and every kind of UNTIL', () => {
+    const counted = schedule('UTC', '09:00', '2026-01-01', 'FREQ=WEEKLY;BYDAY=MO;COUNT=5');
+    expect(isLocalDateOf(counted, '2026-02-02')).toBe(true);
+    expect(isLocalDateOf(counted, '2026-02-09')).toBe(false);
+    expect(isLocalDateOf(schedule('America/New_York', '23:30', '2026-03-08', 'FREQ=DAILY;UNTIL=20260310'), '2026-03-10')).toBe(true);
+    expect(isLocalDateOf(schedule('America/New_York', '23:30', '2026-03-08', 'FREQ=DAILY;UNTIL=20260310'), '2026-03-11')).toBe(false);
+    // 23:30 EDT on the 9th is 03:30Z on the 10th.
+    const instant = schedule('America/New_York', '23:30', '2026-03-08', 'FREQ=DAILY;UNTIL=20260310T033000Z');
+    expect(['2026-03-08', '2026-03-09', '2026-03-10'].map((d) => isLocalDateOf(instant, d))).toEqual([true, true, false]);
+    const floating = schedule('America/New_York', '23:30', '2026-03-08', 'FREQ=DAILY;UNTIL=20260309T233000');
+    expect(['2026-03-09', '2026-03-10'].map((d) => isLocalDateOf(floating, d))).toEqual([true, false]);
+  });
+
+  it('is false for a string that is not a date, and throws for an invalid schedule', () => {
+    const s = schedule('UTC', '09:00', '2026-01-01');
+    for (const bad of ['2026-3-9', '2026-02-30', '', 'today']) expect(isLocalDateOf(s, bad), bad).toBe(false);
+    expect(() => isLocalDateOf(schedule('EST', '09:00', '2026-01-01'), '2026-01-02')).toThrow(SchedulingError);
   });
 });

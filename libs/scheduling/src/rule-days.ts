@@ -1,4 +1,4 @@
-import { civilFromDays, daysFromCivil, daysInMonth, floorDiv, mod, weekdayOf } from './calendar.js';
+import { civilFromDays, daysFromCivil, daysInMonth, floorDiv, isLeapYear, mod, weekdayOf } from './calendar.js';
 import { Lru } from './lru.js';
 import type { Recurrence } from './rrule-subset.js';
 
@@ -16,6 +16,18 @@ import type { Recurrence } from './rrule-subset.js';
 // repeats every 400 years, so one cycle of periods without a match means the
 // rule never matches.
 //
+// The cost of a search is bounded too (a few ms at worst, to the year 9999):
+// - DAILY rules, and WEEKLY ones without BYSETPOS, have one-day "periods", so
+//   instead of visiting every day they step through whichever is sparser: the
+//   days INTERVAL and BYDAY allow (residues modulo INTERVAL×7 days at most) or
+//   the dates BYMONTH/BYMONTHDAY allow (month by month, skipping the rest).
+//   `FREQ=DAILY;BYMONTH=2;BYMONTHDAY=29;BYDAY=MO` looks at one date per leap
+//   year, not at 146,097 days.
+// - MONTHLY, YEARLY and WEEKLY-with-BYSETPOS periods are computed once per
+//   "shape" (length and starting weekday, at most 32 per rule) as offsets
+//   from the period's first day; after that a period costs a lookup, and a
+//   month BYMONTH excludes one comparison (a week inside one is skipped).
+//
 // One deliberate difference: a WEEKLY period is always the whole week (from
 // WKST), also for the week containing startDate, so BYSETPOS means the same
 // in every week; rrule truncates that first week at DTSTART.
@@ -28,16 +40,26 @@ export interface DayRule {
   readonly weekdays: boolean[] | null; // plain BYDAY, by weekday (MO = 0)
   readonly nthWeekdays: [weekday: number, n: number][] | null;
   readonly monthDays: Set<number> | null; // BYMONTHDAY, negatives counted from month end
+  readonly doms: Int32Array[] | null; // BYMONTHDAY as ascending days of a month of 28 + i days
   readonly months: boolean[] | null; // BYMONTH, index 1..12
   readonly setPos: number[];
-  readonly cache: Map<number, Int32Array>;
+  // DAILY, and WEEKLY without BYSETPOS: the days INTERVAL and BYDAY allow are
+  // `residues` (ascending) modulo `span`; `byCalendar` says whether to step
+  // through those or through the BYMONTH/BYMONTHDAY dates. Null otherwise.
+  readonly residues: number[] | null;
+  readonly span: number;
+  readonly byCalendar: boolean;
+  // MONTHLY, YEARLY, WEEKLY with BYSETPOS: a period's matching days, as
+  // offsets from its first day, depend only on its length and the weekday it
+  // starts on (see shapeOf).
+  readonly shapes: (Int32Array | undefined)[];
 }
 
 // In-phase periods per 400-year cycle: after this many without a match the
-// pattern only repeats.
+// pattern only repeats. (INTERVAL of them span 146,097 × INTERVAL days, a
+// multiple of every pattern's period.)
 const CYCLE_PERIODS = { DAILY: 146_097, WEEKLY: 20_871, MONTHLY: 4_800, YEARLY: 400 } as const;
 export const LAST_DAY = daysFromCivil(9999, 12, 31);
-const MAX_CACHED_PERIODS = 64;
 
 function periodIndex(freq: DayRule['freq'], wkst: number, day: number): number {
   switch (freq) {
@@ -54,25 +76,23 @@ function periodIndex(freq: DayRule['freq'], wkst: number, day: number): number {
   }
 }
 
-/** [first day, end day exclusive) of period p. */
-function periodRange(rule: DayRule, p: number): [number, number] {
+/** First day of period p. */
+function periodStart(rule: DayRule, p: number): number {
   switch (rule.freq) {
     case 'DAILY':
-      return [p, p + 1];
-    case 'WEEKLY': {
-      const first = p * 7 - 3 + rule.wkst;
-      return [first, first + 7];
-    }
+      return p;
+    case 'WEEKLY':
+      return p * 7 - 3 + rule.wkst;
     case 'MONTHLY': {
       const year = floorDiv(p, 12);
-      const month = p - year * 12 + 1;
-      const first = daysFromCivil(year, month, 1);
-      return [first, first + daysInMonth(year, month)];
+      return daysFromCivil(year, p - year * 12 + 1, 1);
     }
     case 'YEARLY':
-      return [daysFromCivil(p, 1, 1), daysFromCivil(p + 1, 1, 1)];
+      return daysFromCivil(p, 1, 1);
   }
 }
+
+const gcd = (a: number, b: number): number => (b === 0 ? a : gcd(b, a % b));
 
 const rules = new Lru<string, DayRule>(2000);
 
@@ -101,112 +121,344 @@ export function dayRuleFor(rec: Recurrence, startDays: number): DayRule {
     for (const v of values) out[v] = true;
     return out;
   };
+  const monthDays = byMonthDay.length > 0 ? new Set(byMonthDay) : null;
+  const doms = monthDays
+    ? [28, 29, 30, 31].map((dim) => {
+        const days = new Set([...monthDays].map((d) => (d > 0 ? d : dim + 1 + d)).filter((d) => d >= 1 && d <= dim));
+        return Int32Array.from([...days].sort((a, b) => a - b));
+      })
+    : null;
+  const months = byMonth.length > 0 ? flags(byMonth, 13) : null;
+  const weekdays = plain.length > 0 ? flags(plain.map((d) => d.weekday), 7) : null;
+
+  let residues: number[] | null = null;
+  let span = 0;
+  let byCalendar = false;
+  if (rec.freq === 'DAILY' || (rec.freq === 'WEEKLY' && rec.bySetPos.length === 0)) {
+    // The allowed days repeat every `span` days: INTERVAL days (×7 when BYDAY
+    // picks weekdays) for DAILY, INTERVAL weeks for WEEKLY.
+    const I = rec.interval;
+    span = rec.freq === 'WEEKLY' ? 7 * I : weekdays ? (I * 7) / gcd(I, 7) : I;
+    // One in-phase period's days, shifted by whole periods to cover the span.
+    const base = rec.freq === 'WEEKLY' ? [0, 1, 2, 3, 4, 5, 6].map((j) => phase * 7 - 3 + rec.wkst + j) : [phase];
+    const step = rec.freq === 'WEEKLY' ? 7 * I : I;
+    const found = new Set<number>();
+    for (let k = 0; k * step < span; k++) {
+      for (const d of base) if (!weekdays || weekdays[weekdayOf(d + k * step)]) found.add(mod(d + k * step, span));
+    }
+    residues = [...found].sort((a, b) => a - b);
+    // Step through whichever is sparser: allowed residues, or BYMONTH/BYMONTHDAY dates.
+    if (months || doms) {
+      const monthCount = months ? byMonth.length : 12;
+      const perMonth = doms ? doms[3]!.length : 30.4;
+      byCalendar = monthCount * (perMonth + 2) < (365.25 * residues.length) / span;
+    }
+  }
+
   return rules.set(key, {
     freq: rec.freq,
     interval: rec.interval,
     wkst: rec.wkst,
     phase,
-    weekdays: plain.length > 0 ? flags(plain.map((d) => d.weekday), 7) : null,
+    weekdays,
     nthWeekdays: nth.length > 0 ? nth.map((d) => [d.weekday, d.n!]) : null,
-    monthDays: byMonthDay.length > 0 ? new Set(byMonthDay) : null,
-    months: byMonth.length > 0 ? flags(byMonth, 13) : null,
+    monthDays,
+    doms,
+    months,
     setPos: rec.bySetPos,
-    cache: new Map(),
+    residues,
+    span,
+    byCalendar,
+    shapes: [],
   });
 }
 
-// Days picked by ordinal weekdays (+1MO, -1FR): counted within each month
-// for MONTHLY, within each BYMONTH month for YEARLY, else within the year.
-function nthWeekdayDays(rule: DayRule, p: number, first: number, end: number): Set<number> {
-  const ranges: [number, number][] = [];
-  if (rule.freq === 'YEARLY' && rule.months) {
-    for (let month = 1; month <= 12; month++) {
-      if (!rule.months[month]) continue;
-      const a = daysFromCivil(p, month, 1);
-      ranges.push([a, a + daysInMonth(p, month)]);
-    }
-  } else {
-    ranges.push([first, end]);
-  }
-  const out = new Set<number>();
-  for (const [a, b] of ranges) {
-    for (const [weekday, n] of rule.nthWeekdays!) {
-      const day = n > 0 ? a + mod(weekday - weekdayOf(a), 7) + (n - 1) * 7 : b - 1 - mod(weekdayOf(b - 1) - weekday, 7) + (n + 1) * 7;
-      if (day >= a && day < b) out.add(day);
-    }
-  }
-  return out;
+// ---- DAILY, and WEEKLY without BYSETPOS ------------------------------------
+
+function inPhase(rule: DayRule, day: number): boolean {
+  const p = rule.freq === 'DAILY' ? day : floorDiv(day + 3 - rule.wkst, 7);
+  return mod(p, rule.interval) === rule.phase && (!rule.weekdays || rule.weekdays[weekdayOf(day)]!);
 }
 
-/** The matching days of period p (ascending), before any startDate cut. */
-function periodDays(rule: DayRule, p: number): Int32Array {
-  const cacheable = rule.freq === 'MONTHLY' || rule.freq === 'YEARLY';
-  if (cacheable) {
-    const hit = rule.cache.get(p);
-    if (hit) return hit;
+function monthDayMatches(rule: DayRule, dom: number, dim: number): boolean {
+  return !rule.monthDays || rule.monthDays.has(dom) || rule.monthDays.has(dom - dim - 1);
+}
+
+/** The first month >= `month` of `year` that BYMONTH allows, or 13 if none. */
+function allowedMonthFrom(rule: DayRule, month: number): number {
+  while (month <= 12 && rule.months && !rule.months[month]) month++;
+  return month;
+}
+
+/** First day on or after `day` that INTERVAL and BYDAY allow. */
+function nextResidueDay(rule: DayRule, day: number): number {
+  const residues = rule.residues!;
+  const x = mod(day, rule.span);
+  for (const r of residues) if (r >= x) return day + r - x;
+  return day + residues[0]! + rule.span - x;
+}
+
+function nextByResidue(rule: DayRule, fromDay: number, limit: number): number | null {
+  const filtered = rule.months !== null || rule.monthDays !== null;
+  for (let day = fromDay; ;) {
+    day = nextResidueDay(rule, day);
+    if (day > limit) return null;
+    if (!filtered) return day;
+    const { year, month, day: dom } = civilFromDays(day);
+    if (rule.months && !rule.months[month]) {
+      const next = allowedMonthFrom(rule, month + 1);
+      day = next <= 12 ? daysFromCivil(year, next, 1) : daysFromCivil(year + 1, allowedMonthFrom(rule, 1), 1);
+      continue;
+    }
+    if (monthDayMatches(rule, dom, daysInMonth(year, month))) return day;
+    day++;
   }
-  const [first, end] = periodRange(rule, p);
-  const nth = rule.nthWeekdays ? nthWeekdayDays(rule, p, first, end) : null;
-  const found: number[] = [];
-  let { year, month, day: dom } = civilFromDays(first);
-  let dim = daysInMonth(year, month);
-  for (let day = first; day < end; day++, dom++) {
-    if (dom > dim) {
-      dom = 1;
-      if (++month > 12) {
-        month = 1;
-        year++;
+}
+
+function nextByCalendar(rule: DayRule, fromDay: number, limit: number): number | null {
+  let { year, month } = civilFromDays(fromDay);
+  for (;;) {
+    month = allowedMonthFrom(rule, month);
+    if (month > 12) {
+      year++;
+      month = allowedMonthFrom(rule, 1);
+    }
+    const first = daysFromCivil(year, month, 1);
+    if (first > limit) return null;
+    const dim = daysInMonth(year, month);
+    if (rule.doms) {
+      const doms = rule.doms[dim - 28]!;
+      for (let k = 0; k < doms.length; k++) {
+        const day = first + doms[k]! - 1;
+        if (day < fromDay) continue;
+        if (day > limit) return null;
+        if (inPhase(rule, day)) return day;
       }
-      dim = daysInMonth(year, month);
+    } else {
+      for (let day = Math.max(first, fromDay); day < first + dim; day++) {
+        if (day > limit) return null;
+        if (inPhase(rule, day)) return day;
+      }
     }
-    if (rule.months && !rule.months[month]) continue;
-    if (rule.weekdays && !rule.weekdays[weekdayOf(day)]) continue;
-    if (nth && !nth.has(day)) continue;
-    if (rule.monthDays && !rule.monthDays.has(dom) && !rule.monthDays.has(dom - dim - 1)) continue;
-    found.push(day);
+    month++;
   }
-  let days = found;
-  if (rule.setPos.length > 0) {
-    const picked = new Set<number>();
-    for (const pos of rule.setPos) {
-      const day = pos > 0 ? found[pos - 1] : found[found.length + pos];
-      if (day !== undefined) picked.add(day);
+}
+
+// ---- MONTHLY, YEARLY, and WEEKLY with BYSETPOS -----------------------------
+
+// Scratch space for one period's days (a year has at most 366).
+const scratch = new Int32Array(372);
+const picks = new Int32Array(372);
+
+/** Sorts out[from, n) and drops repeats in place; returns the new end. */
+function sortUnique(out: Int32Array, from: number, n: number): number {
+  if (n - from < 2) return n;
+  out.subarray(from, n).sort();
+  let w = from + 1;
+  for (let r = from + 1; r < n; r++) if (out[r] !== out[w - 1]) out[w++] = out[r]!;
+  return w;
+}
+
+// Days picked by ordinal weekdays (+1MO, -1FR) within [a, b).
+function pushNth(rule: DayRule, a: number, b: number, out: Int32Array, n: number): number {
+  const from = n;
+  for (const [weekday, k] of rule.nthWeekdays!) {
+    const day = k > 0 ? a + mod(weekday - weekdayOf(a), 7) + (k - 1) * 7 : b - 1 - mod(weekdayOf(b - 1) - weekday, 7) + (k + 1) * 7;
+    if (day >= a && day < b) out[n++] = day;
+  }
+  return sortUnique(out, from, n);
+}
+
+function isNthOfMonth(rule: DayRule, weekday: number, dom: number, dim: number): boolean {
+  for (const [w, k] of rule.nthWeekdays!) {
+    if (w === weekday && (k > 0 ? Math.floor((dom - 1) / 7) === k - 1 : Math.floor((dim - dom) / 7) === -k - 1)) return true;
+  }
+  return false;
+}
+
+// The days of one month that the day-level BY parts allow, ascending;
+// ordinal weekdays count within this month.
+function pushMonth(rule: DayRule, first: number, dim: number, out: Int32Array, n: number): number {
+  const weekday0 = weekdayOf(first);
+  if (rule.doms) {
+    const doms = rule.doms[dim - 28]!;
+    for (let k = 0; k < doms.length; k++) {
+      const dom = doms[k]!;
+      const weekday = (weekday0 + dom - 1) % 7;
+      if (rule.weekdays && !rule.weekdays[weekday]) continue;
+      if (rule.nthWeekdays && !isNthOfMonth(rule, weekday, dom, dim)) continue;
+      out[n++] = first + dom - 1;
     }
-    days = [...picked].sort((a, b) => a - b);
+    return n;
   }
-  const result = Int32Array.from(days);
-  if (cacheable) {
-    if (rule.cache.size >= MAX_CACHED_PERIODS) rule.cache.clear();
-    rule.cache.set(p, result);
+  if (rule.nthWeekdays) return pushNth(rule, first, first + dim, out, n);
+  for (let dom = 1, weekday = weekday0; dom <= dim; dom++, weekday = weekday === 6 ? 0 : weekday + 1) {
+    if (!rule.weekdays || rule.weekdays[weekday]) out[n++] = first + dom - 1;
   }
-  return result;
+  return n;
+}
+
+/** Writes the matching days of period p (before any startDate cut) into `out`, ascending; returns how many. */
+function fillPeriod(rule: DayRule, p: number, out: Int32Array): number {
+  let n = 0;
+  switch (rule.freq) {
+    case 'MONTHLY': {
+      const year = floorDiv(p, 12);
+      const month = p - year * 12 + 1;
+      if (rule.months && !rule.months[month]) return 0;
+      n = pushMonth(rule, daysFromCivil(year, month, 1), daysInMonth(year, month), out, 0);
+      break;
+    }
+    case 'YEARLY': {
+      if (rule.nthWeekdays && !rule.months) {
+        // Ordinals count within the whole year.
+        n = pushNth(rule, daysFromCivil(p, 1, 1), daysFromCivil(p + 1, 1, 1), out, 0);
+        if (rule.monthDays) {
+          let w = 0;
+          for (let k = 0; k < n; k++) {
+            const { year, month, day } = civilFromDays(out[k]!);
+            if (monthDayMatches(rule, day, daysInMonth(year, month))) out[w++] = out[k]!;
+          }
+          n = w;
+        }
+        break;
+      }
+      for (let month = allowedMonthFrom(rule, 1); month <= 12; month = allowedMonthFrom(rule, month + 1)) {
+        n = pushMonth(rule, daysFromCivil(p, month, 1), daysInMonth(p, month), out, n);
+      }
+      break;
+    }
+    default: {
+      // WEEKLY (with BYSETPOS): the week's BYDAY days in BYMONTH months.
+      const first = p * 7 - 3 + rule.wkst;
+      const a = civilFromDays(first);
+      const sameMonth = a.day + 6 <= daysInMonth(a.year, a.month);
+      if (sameMonth && rule.months && !rule.months[a.month]) return 0;
+      for (let j = 0; j < 7; j++) {
+        const day = first + j;
+        if (rule.weekdays && !rule.weekdays[(rule.wkst + j) % 7]) continue;
+        if (!sameMonth && rule.months && !rule.months[civilFromDays(day).month]) continue;
+        out[n++] = day;
+      }
+    }
+  }
+  if (rule.setPos.length === 0) return n;
+  let k = 0;
+  for (const pos of rule.setPos) {
+    const i = pos > 0 ? pos - 1 : n + pos;
+    if (i >= 0 && i < n) picks[k++] = out[i]!;
+  }
+  k = sortUnique(picks, 0, k);
+  out.set(picks.subarray(0, k));
+  return k;
+}
+
+/**
+ * For WEEKLY with BYMONTH, the first in-phase week from p on that is not
+ * wholly inside a month BYMONTH excludes (those weeks have no days); else p.
+ */
+function skipExcludedWeeks(rule: DayRule, p: number): number {
+  if (rule.freq !== 'WEEKLY' || !rule.months) return p;
+  for (;;) {
+    const a = civilFromDays(periodStart(rule, p));
+    if (rule.months[a.month] || a.day + 6 > daysInMonth(a.year, a.month)) return p;
+    const next = allowedMonthFrom(rule, a.month + 1);
+    const first = next <= 12 ? daysFromCivil(a.year, next, 1) : daysFromCivil(a.year + 1, allowedMonthFrom(rule, 1), 1);
+    // The in-phase week containing that month's first day, or the one after.
+    const q = periodIndex('WEEKLY', rule.wkst, first);
+    p = q + mod(rule.phase - q, rule.interval);
+  }
+}
+
+const NO_DAYS = new Int32Array(0);
+
+/**
+ * The matching days of period p (MONTHLY, YEARLY, WEEKLY with BYSETPOS) as
+ * offsets from its first day. Every BY part and BYSETPOS look only at the
+ * days of the period, so the answer depends on nothing but its length (a
+ * month's, or whether the year is a leap year) and the weekday it starts on
+ * (for a week: where a month boundary falls in it and which months BYMONTH
+ * allows): at most 32 shapes per rule, each computed once. A dense yearly
+ * rule is thus not refilled per year, and nothing is allocated per period.
+ */
+function shapeOf(rule: DayRule, p: number, first: number): Int32Array {
+  let key: number;
+  if (rule.freq === 'MONTHLY') {
+    const year = floorDiv(p, 12);
+    const month = p - year * 12 + 1;
+    if (rule.months && !rule.months[month]) return NO_DAYS;
+    key = daysInMonth(year, month) * 7 + weekdayOf(first);
+  } else if (rule.freq === 'YEARLY') {
+    key = (isLeapYear(p) ? 7 : 0) + weekdayOf(first);
+  } else {
+    // A week: where a new month starts in it, and which of its two months BYMONTH allows.
+    const { year, month, day } = civilFromDays(first);
+    const split = Math.min(daysInMonth(year, month) - day + 1, 7);
+    const allowed = (m: number) => (!rule.months || rule.months[m > 12 ? 1 : m] ? 1 : 0);
+    key = split * 4 + allowed(month) * 2 + (split < 7 ? allowed(month + 1) : 0);
+  }
+  let shape = rule.shapes[key];
+  if (!shape) {
+    const n = fillPeriod(rule, p, scratch);
+    shape = new Int32Array(n);
+    for (let k = 0; k < n; k++) shape[k] = scratch[k]! - first;
+    rule.shapes[key] = shape;
+  }
+  return shape;
 }
 
 /** The first matching day in [fromDay, lastDay], or null. */
 export function nextMatchingDay(rule: DayRule, fromDay: number, lastDay = LAST_DAY): number | null {
-  const limit = Math.min(lastDay, LAST_DAY);
+  let limit = Math.min(lastDay, LAST_DAY);
+  if (rule.residues) {
+    if (rule.residues.length === 0) return null;
+    limit = Math.min(limit, fromDay + CYCLE_PERIODS.DAILY * rule.interval - 1);
+    return rule.byCalendar ? nextByCalendar(rule, fromDay, limit) : nextByResidue(rule, fromDay, limit);
+  }
   let p = periodIndex(rule.freq, rule.wkst, fromDay);
   p += mod(rule.phase - p, rule.interval);
-  for (let i = 0; i < CYCLE_PERIODS[rule.freq]; i++, p += rule.interval) {
-    const days = periodDays(rule, p);
-    for (let k = 0; k < days.length; k++) {
-      const day = days[k]!;
+  const end = p + CYCLE_PERIODS[rule.freq] * rule.interval;
+  for (; (p = skipExcludedWeeks(rule, p)) < end; p += rule.interval) {
+    const first = periodStart(rule, p);
+    if (first > limit) return null;
+    const shape = shapeOf(rule, p, first);
+    for (let k = 0; k < shape.length; k++) {
+      const day = first + shape[k]!;
       if (day > limit) return null;
       if (day >= fromDay) return day;
     }
-    if (periodRange(rule, p)[1] > limit) return null;
   }
   return null;
 }
 
-/** The count-th matching day on or after startDay (1-based), or the last one if fewer exist. */
-export function countthMatchingDay(rule: DayRule, startDay: number, count: number): number | null {
-  let last: number | null = null;
-  for (let i = 0, from = startDay; i < count; i++) {
-    const day = nextMatchingDay(rule, from);
-    if (day === null) break;
-    last = day;
-    from = day + 1;
+/** Whether the rule matches `day` (before any startDate, COUNT or UNTIL cut). */
+export function matchesDay(rule: DayRule, day: number): boolean {
+  return nextMatchingDay(rule, day, day) === day;
+}
+
+/**
+ * Calls `visit` with each matching day in [fromDay, lastDay], ascending,
+ * until it returns false. Costs one nextMatchingDay per match (DAILY,
+ * WEEKLY without BYSETPOS) or one shape lookup per period (the others).
+ */
+export function forEachMatchingDay(rule: DayRule, fromDay: number, lastDay: number, visit: (day: number) => boolean): void {
+  const limit = Math.min(lastDay, LAST_DAY);
+  if (rule.residues) {
+    for (let day = nextMatchingDay(rule, fromDay, limit); day !== null; day = nextMatchingDay(rule, day + 1, limit)) {
+      if (!visit(day)) return;
+    }
+    return;
   }
-  return last;
+  let p = periodIndex(rule.freq, rule.wkst, fromDay);
+  p += mod(rule.phase - p, rule.interval);
+  for (; ; p += rule.interval) {
+    const first = periodStart(rule, (p = skipExcludedWeeks(rule, p)));
+    if (first > limit) return;
+    const shape = shapeOf(rule, p, first);
+    for (let k = 0; k < shape.length; k++) {
+      const day = first + shape[k]!;
+      if (day < fromDay) continue;
+      if (day > limit || !visit(day)) return;
+    }
+  }
 }

@@ -1,17 +1,18 @@
 import fc from 'fast-check';
 import { IANAZone } from 'luxon';
 import { describe, expect, it } from 'vitest';
-import { localCandidates, localToInstant, offsetAt, validateTimeZone } from './time-zone.js';
+import { canonicalTimeZone, localCandidates, localToInstant, missingLocalDays, offsetAt, validateTimeZone } from './time-zone.js';
 
 const floating = (iso: string) => Date.parse(`${iso}Z`);
 const utc = (iso: string) => Date.parse(iso);
 
 describe('validateTimeZone', () => {
   it('accepts IANA region names and UTC', () => {
-    for (const zone of ['America/New_York', 'Asia/Kolkata', 'America/Argentina/Buenos_Aires', 'Antarctica/Troll', 'UTC', 'Etc/UTC']) {
+    for (const zone of ['America/New_York', 'Asia/Kolkata', 'America/Argentina/Buenos_Aires', 'Antarctica/Troll', 'UTC']) {
       expect(validateTimeZone(zone), zone).toEqual({ ok: true, value: zone });
     }
     expect(validateTimeZone('america/new_york')).toEqual({ ok: true, value: 'America/New_York' });
+    expect(validateTimeZone('Etc/UTC')).toEqual({ ok: true, value: 'UTC' });
   });
 
   it('rejects offsets, abbreviations, legacy and unknown names', () => {
@@ -19,6 +20,113 @@ describe('validateTimeZone', () => {
       const result = validateTimeZone(zone);
       expect(result.ok, zone).toBe(false);
       if (!result.ok) expect(result.errors[0]).toMatch(/time zone/);
+    }
+  });
+});
+
+describe('canonicalTimeZone', () => {
+  // [given, IANA primary name]. Node 20's ICU answers the CLDR id for the
+  // renamed ones (Asia/Calcutta, Europe/Kiev); newer ICUs may answer the new
+  // name directly. Either way the result is the IANA name.
+  const cases: [string, string][] = [
+    ['Asia/Calcutta', 'Asia/Kolkata'],
+    ['asia/kolkata', 'Asia/Kolkata'],
+    ['Asia/Kolkata', 'Asia/Kolkata'],
+    ['america/new_york', 'America/New_York'],
+    ['US/Eastern', 'America/New_York'],
+    ['Europe/Kiev', 'Europe/Kyiv'],
+    ['Europe/Kyiv', 'Europe/Kyiv'],
+    ['europe/uzhgorod', 'Europe/Kyiv'],
+    ['Asia/Saigon', 'Asia/Ho_Chi_Minh'],
+    ['Asia/Ho_Chi_Minh', 'Asia/Ho_Chi_Minh'],
+    ['America/Godthab', 'America/Nuuk'],
+    ['Asia/Katmandu', 'Asia/Kathmandu'],
+    ['Asia/Rangoon', 'Asia/Yangon'],
+    ['Pacific/Enderbury', 'Pacific/Kanton'],
+    ['America/Buenos_Aires', 'America/Argentina/Buenos_Aires'],
+    ['America/Argentina/Buenos_Aires', 'America/Argentina/Buenos_Aires'],
+    ['America/Argentina/ComodRivadavia', 'America/Argentina/Catamarca'],
+    ['America/Catamarca', 'America/Argentina/Catamarca'],
+    ['America/Cordoba', 'America/Argentina/Cordoba'],
+    ['America/Rosario', 'America/Argentina/Cordoba'],
+    ['America/Jujuy', 'America/Argentina/Jujuy'],
+    ['America/Mendoza', 'America/Argentina/Mendoza'],
+    ['America/Indianapolis', 'America/Indiana/Indianapolis'],
+    ['America/Fort_Wayne', 'America/Indiana/Indianapolis'],
+    ['US/East-Indiana', 'America/Indiana/Indianapolis'],
+    ['America/Louisville', 'America/Kentucky/Louisville'],
+    ['America/Coral_Harbour', 'America/Atikokan'],
+    ['Atlantic/Faeroe', 'Atlantic/Faroe'],
+    ['Africa/Asmera', 'Africa/Asmara'],
+    ['Pacific/Ponape', 'Pacific/Pohnpei'],
+    ['Pacific/Truk', 'Pacific/Chuuk'],
+    ['Pacific/Yap', 'Pacific/Chuuk'],
+    ['Europe/Amsterdam', 'Europe/Amsterdam'], // merged into Brussels by IANA, not renamed: keeps its name
+    ['UTC', 'UTC'],
+    ['Etc/UTC', 'UTC'],
+  ];
+  it.each(cases)('%s → %s', (given, expected) => {
+    expect(canonicalTimeZone(given)).toBe(expected);
+    expect(validateTimeZone(given)).toEqual({ ok: true, value: expected });
+    expect(IANAZone.isValidZone(expected)).toBe(true);
+  });
+
+  it('refuses what validateTimeZone refuses', () => {
+    for (const zone of ['-06:00', 'UTC+3', 'GMT', 'EST', 'EST5EDT', 'CST6CDT', 'Etc/GMT+3', 'etc/utc', 'Zulu', 'Mars/Olympus_Mons', '']) {
+      expect(canonicalTimeZone(zone), zone).toBeNull();
+    }
+  });
+
+  it('maps every zone Intl knows to one accepted name, whatever the spelling', () => {
+    for (const zone of Intl.supportedValuesOf('timeZone')) {
+      const canonical = canonicalTimeZone(zone);
+      if (canonical === null) continue; // Etc/GMT+3 and the like
+      expect(IANAZone.isValidZone(canonical), zone).toBe(true);
+      expect(canonicalTimeZone(canonical), zone).toBe(canonical);
+      expect(canonicalTimeZone(zone.toUpperCase()), zone).toBe(canonical);
+      // Same clocks: the canonical name is the same zone, not a look-alike.
+      for (const t of [Date.UTC(1975, 0, 1), Date.UTC(2000, 6, 1), Date.UTC(2026, 0, 15)]) {
+        expect(IANAZone.create(canonical).offset(t), `${zone} ${canonical}`).toBe(IANAZone.create(zone).offset(t));
+      }
+    }
+  });
+
+  it('is memoised', () => {
+    canonicalTimeZone('Asia/Calcutta');
+    const start = performance.now();
+    for (let i = 0; i < 10_000; i++) canonicalTimeZone(i % 2 ? 'Asia/Calcutta' : 'asia/kolkata');
+    expect(performance.now() - start).toBeLessThan(100); // ~1 s if each built an Intl.DateTimeFormat
+  });
+});
+
+describe('missingLocalDays', () => {
+  const day = (iso: string) => Date.parse(iso) / 86_400_000;
+  const dates = (zone: string, from: string, to: string) =>
+    missingLocalDays(zone, day(from), day(to)).map((d) => new Date(d * 86_400_000).toISOString().slice(0, 10));
+
+  it('finds the dates a date-line move skipped', () => {
+    // Samoa and Tokelau moved west of the date line at the end of 2011,
+    // Kiribati's Line and Phoenix Islands at the end of 1994, Kwajalein in 1993.
+    expect(dates('Pacific/Apia', '1900-01-01', '2100-12-31')).toEqual(['2011-12-30']);
+    expect(dates('Pacific/Fakaofo', '1900-01-01', '2100-12-31')).toEqual(['2011-12-30']);
+    expect(dates('Pacific/Kiritimati', '1900-01-01', '2100-12-31')).toEqual(['1994-12-31']);
+    expect(dates('Pacific/Kanton', '1900-01-01', '2100-12-31')).toEqual(['1994-12-31']);
+    expect(dates('Pacific/Kwajalein', '1900-01-01', '2100-12-31')).toEqual(['1993-08-21']);
+    expect(dates('Pacific/Apia', '2011-12-30', '2011-12-30')).toEqual(['2011-12-30']);
+    expect(dates('Pacific/Apia', '2011-12-31', '2012-12-31')).toEqual([]);
+  });
+
+  it('finds none for DST gaps or westward moves', () => {
+    for (const zone of [
+      'Europe/Berlin',
+      'America/New_York',
+      'Australia/Lord_Howe',
+      'America/Santiago',
+      'Antarctica/Troll',
+      'Pacific/Rarotonga',
+      'UTC',
+    ]) {
+      expect(dates(zone, '1900-01-01', '2100-12-31'), zone).toEqual([]);
     }
   });
 });
@@ -32,6 +140,21 @@ describe('offsetAt', () => {
       }),
       { numRuns: 150 },
     );
+  });
+
+  it('answers the same before and after a year has its own table', () => {
+    // A year is first answered by luxon directly, and gets a table of its
+    // transitions once it has been asked as often as the table costs to build.
+    const zone = 'Australia/Lord_Howe';
+    const instants = Array.from({ length: 800 }, (_, i) => Date.UTC(2031, 0, 1) + ((i * 7_919_993_173) % (365 * 86_400_000)));
+    const luxon = (t: number) => Math.round(IANAZone.create(zone).offset(t) * 60_000);
+    expect(instants.map((t) => offsetAt(zone, t))).toEqual(instants.map(luxon));
+    expect(instants.map((t) => offsetAt(zone, t))).toEqual(instants.map(luxon));
+    // Lord Howe's transitions in 2031, to the second, from the table.
+    expect(offsetAt(zone, Date.UTC(2031, 3, 5, 14, 59, 59))).toBe(11 * 3_600_000);
+    expect(offsetAt(zone, Date.UTC(2031, 3, 5, 15, 0, 0))).toBe(10.5 * 3_600_000);
+    expect(offsetAt(zone, Date.UTC(2031, 9, 4, 15, 29, 59))).toBe(10.5 * 3_600_000);
+    expect(offsetAt(zone, Date.UTC(2031, 9, 4, 15, 30, 0))).toBe(11 * 3_600_000);
   });
 
   it('finds transitions to the second', () => {

@@ -3,7 +3,7 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import type { DataSource } from 'typeorm';
 import { Clock, DomainError } from '@nudge/config';
 import { DeviceEntity, type Platform } from './device.entity.js';
-import { canonicalTimeZone, UsersService } from './users.service.js';
+import { canonicalZoneOrFail, UsersService } from './users.service.js';
 
 export interface DeviceInput {
   platform: Platform;
@@ -32,7 +32,7 @@ export class DevicesService {
       const user = await this.users.lock(tx, userId);
       if (!user) throw DomainError.conflict('The user has no profile yet: create it with PUT /v1/me first.');
       const now = this.clock.now();
-      const timeZone = input.timeZone === undefined ? undefined : canonicalTimeZone(input.timeZone);
+      const timeZone = input.timeZone === undefined ? undefined : canonicalZoneOrFail(input.timeZone);
 
       await tx.query(
         `DELETE FROM devices WHERE platform = $1 AND push_token = $2 AND NOT (user_id = $3 AND installation_id = $4)`,
@@ -58,7 +58,7 @@ export class DevicesService {
       );
 
       // Travel: the device is somewhere else. An alias of the user's zone is the same zone, not travel.
-      if (timeZone && user.followDeviceTimeZone && timeZone !== canonicalTimeZone(user.timeZone)) {
+      if (timeZone && user.followDeviceTimeZone && timeZone !== canonicalZoneOrFail(user.timeZone)) {
         await this.users.changeTimeZone(tx, user, timeZone);
       }
       const device = await tx.getRepository(DeviceEntity).findOneByOrFail({ id: row.id });

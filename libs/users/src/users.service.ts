@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import type { DataSource, EntityManager } from 'typeorm';
 import { Clock, DomainError } from '@nudge/config';
-import { validateTimeZone } from '@nudge/scheduling';
+import { canonicalTimeZone, validateTimeZone } from '@nudge/scheduling';
 import { UserEntity } from './user.entity.js';
 import { UserEvents } from './user-events.js';
 
@@ -39,7 +39,7 @@ export class UsersService {
       const before = await this.lock(tx, userId);
       const now = this.clock.now();
       const values = {
-        timeZone: canonicalTimeZone(input.timeZone),
+        timeZone: canonicalZoneOrFail(input.timeZone),
         locale: input.locale ?? null,
         quietHoursStart: input.quietHours?.start ?? null,
         quietHoursEnd: input.quietHours?.end ?? null,
@@ -67,7 +67,7 @@ export class UsersService {
       const before = await this.lock(tx, userId);
       if (!before) throw DomainError.notFound('The profile (create it with PUT /v1/me)');
       const values: Partial<UserEntity> = {};
-      if (input.timeZone !== undefined) values.timeZone = canonicalTimeZone(input.timeZone);
+      if (input.timeZone !== undefined) values.timeZone = canonicalZoneOrFail(input.timeZone);
       if (input.locale !== undefined) values.locale = input.locale;
       if (input.quietHours !== undefined) {
         values.quietHoursStart = input.quietHours?.start ?? null;
@@ -95,7 +95,7 @@ export class UsersService {
    * PATCH), and lets the reminders that follow the user's zone reschedule.
    */
   async changeTimeZone(tx: EntityManager, user: UserEntity, timeZone: string): Promise<void> {
-    await this.update(tx, user, { timeZone: canonicalTimeZone(timeZone) }, this.clock.now());
+    await this.update(tx, user, { timeZone: canonicalZoneOrFail(timeZone) }, this.clock.now());
   }
 
   /** Locks the user's row for the rest of the transaction, so changes to one user queue up. */
@@ -126,8 +126,11 @@ export class UsersService {
  * Zone names are stored canonical (`Asia/Calcutta` → `Asia/Kolkata`, case
  * fixed), so that two spellings of one zone never look like travel.
  */
-export function canonicalTimeZone(zone: string): string {
-  const result = validateTimeZone(zone);
-  if (!result.ok) throw DomainError.invalid([{ path: 'timeZone', message: result.errors.join('; ') }]);
-  return result.value;
+export function canonicalZoneOrFail(zone: string): string {
+  const canonical = canonicalTimeZone(zone);
+  if (canonical === null) {
+    const result = validateTimeZone(zone);
+    throw DomainError.invalid([{ path: 'timeZone', message: result.ok ? `"${zone}" is not a time zone` : result.errors.join('; ') }]);
+  }
+  return canonical;
 }
