@@ -43,7 +43,7 @@ export interface VariableSpec {
   default?: string;
 }
 
-/** Every variable Nudge reads; the README's configuration table follows this list. */
+/** Every variable Nudge reads; docs/configuration.md lists them (test/app/docs.integration-spec.ts checks it). */
 export const VARIABLES: readonly VariableSpec[] = [
   { name: 'NODE_ENV', description: '`production` requires AUTH_JWT_SECRET', default: 'development' },
   { name: 'DATABASE_URL', description: 'PostgreSQL URL; unset: an embedded PostgreSQL under ./.data/postgres', sensitive: true },

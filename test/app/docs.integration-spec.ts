@@ -1,0 +1,113 @@
+import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { dirname, join, relative } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { describe, expect, it } from 'vitest';
+import { VARIABLES } from '@nudge/config';
+
+// The README and docs/ are checked like code: the configuration page against
+// the config schema (a variable written in the schema alone would otherwise
+// drift from its docs), and every relative link against the files it names.
+const ROOT = fileURLToPath(new URL('../../', import.meta.url));
+const DOCS = join(ROOT, 'docs');
+const PAGES = [
+  'README.md',
+  'CHANGELOG.md',
+  ...readdirSync(DOCS)
+    .filter((f) => f.endsWith('.md'))
+    .map((f) => `docs/${f}`),
+];
+
+const read = (path: string) => readFileSync(join(ROOT, path), 'utf8');
+
+/** The text outside fenced code blocks, so that code is never read as links or headings. */
+function prose(markdown: string): string {
+  let fenced = false;
+  return markdown
+    .split('\n')
+    .map((line) => {
+      if (/^\s*(```|~~~)/.test(line)) {
+        fenced = !fenced;
+        return '';
+      }
+      return fenced ? '' : line;
+    })
+    .join('\n');
+}
+
+/** GitHub's anchors for a page's headings (`## Node.js 24 LTS` → `nodejs-24-lts`; repeats get -1, -2, …). */
+function anchors(markdown: string): Set<string> {
+  const seen = new Map<string, number>();
+  const result = new Set<string>();
+  for (const [, heading] of prose(markdown).matchAll(/^#{1,6}\s+(.+?)\s*#*\s*$/gm)) {
+    const base = heading!
+      .trim()
+      .toLowerCase()
+      .replace(/[^\p{L}\p{N}\s_-]/gu, '')
+      .replace(/\s/g, '-');
+    const count = seen.get(base) ?? 0;
+    seen.set(base, count + 1);
+    result.add(count === 0 ? base : `${base}-${count}`);
+  }
+  return result;
+}
+
+/** Targets of inline links and images, and of reference definitions. Code spans are dropped first. */
+function linkTargets(markdown: string): string[] {
+  const text = prose(markdown).replace(/`[^`\n]*`/g, '');
+  const inline = [...text.matchAll(/!?\[[^\]]*\]\(\s*<?([^)\s>]+)>?(?:\s+"[^"]*")?\s*\)/g)].map((m) => m[1]!);
+  const references = [...text.matchAll(/^\s{0,3}\[[^\]]+\]:\s*<?(\S+?)>?(?:\s+"[^"]*")?\s*$/gm)].map((m) => m[1]!);
+  return [...inline, ...references];
+}
+
+describe('docs/configuration.md', () => {
+  const rows = [...read('docs/configuration.md').matchAll(/^\|\s*`([A-Z][A-Z0-9_]*)`\s*\|([^|]*)\|/gm)].map((m) => ({
+    name: m[1]!,
+    defaultCell: m[2]!.trim(),
+  }));
+
+  it('lists exactly the variables of the config schema, in its order', () => {
+    expect(rows.map((r) => r.name)).toEqual(VARIABLES.map((v) => v.name));
+  });
+
+  it("shows each variable's default as the schema has it, and none where it has none", () => {
+    for (const variable of VARIABLES) {
+      const row = rows.find((r) => r.name === variable.name);
+      if (!row) continue; // reported by the test above
+      if (variable.default === undefined) expect(row.defaultCell, variable.name).toMatch(/^—/);
+      else expect(row.defaultCell, variable.name).toBe(`\`${variable.default}\``);
+    }
+  });
+});
+
+describe('links in README.md, CHANGELOG.md and docs/', () => {
+  it('finds the pages and their links (the checks below are not vacuous)', () => {
+    expect(PAGES).toEqual(expect.arrayContaining(['README.md', 'docs/configuration.md', 'docs/reminders.md']));
+    expect(linkTargets(read('README.md')).length).toBeGreaterThan(5);
+  });
+
+  it('points every relative link at a file that exists, and every anchor at a heading', () => {
+    const broken: string[] = [];
+    for (const page of PAGES) {
+      for (const target of linkTargets(read(page))) {
+        if (/^[a-z][a-z0-9+.-]*:/i.test(target)) continue; // https:, mailto:, …
+        const [pathPart, fragment] = target.split('#', 2) as [string, string | undefined];
+        const path = decodeURIComponent(pathPart.split('?')[0]!);
+        const file = path === '' ? join(ROOT, page) : join(ROOT, dirname(page), path);
+        if (!existsSync(file)) {
+          broken.push(`${page}: ${target} (no ${relative(ROOT, file)})`);
+          continue;
+        }
+        if (fragment && file.endsWith('.md') && statSync(file).isFile() && !anchors(readFileSync(file, 'utf8')).has(fragment)) {
+          broken.push(`${page}: ${target} (no heading #${fragment} in ${relative(ROOT, file)})`);
+        }
+      }
+    }
+    expect(broken).toEqual([]);
+  });
+
+  it('links every docs/ page from the README', () => {
+    const linked = new Set(linkTargets(read('README.md')).map((t) => t.split('#')[0]));
+    const unlinked = PAGES.filter((p) => p.startsWith('docs/') && !linked.has(p));
+    expect(unlinked).toEqual([]);
+  });
+});
