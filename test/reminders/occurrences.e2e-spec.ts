@@ -175,6 +175,20 @@ describe('occurrences', () => {
     expect((await pushes('sim-retry-ok')).map((p) => p.title)).toEqual(['second']);
   });
 
+  it('an occurrence that reached one device while another kept failing is sent, not skipped, when its retries go stale', async () => {
+    api.clock.set('2027-07-20T12:00:00Z');
+    const bearer = await user('half', { timeZone: 'UTC' });
+    await api.request('PUT', '/v1/me/devices/tablet', { token: bearer, body: { platform: 'android', pushToken: 'sim-500-half-tablet' } });
+    const reminder = await create(bearer, { title: 'Half', localTime: '13:00', recurrence: 'FREQ=DAILY' });
+    const failed = await runNext(reminder.id);
+    expect([failed.status, failed.attempts]).toEqual(['queued', 1]);
+    // The retries outlast the six-hour window.
+    await runAt(failed, '2027-07-20T19:30:00Z');
+    const [state] = await occurrencesOf(bearer, reminder.id, 'after=2027-07-20T00:00:00Z&count=1');
+    expect(state).toMatchObject({ localDate: '2027-07-20', status: 'sent' });
+    expect((await pushes('sim-half')).map((p) => p.occurrence)).toEqual(['2027-07-20']);
+  });
+
   it('stores zone names canonical: an alias from a device is the same zone, not travel', async () => {
     api.clock.set('2027-08-01T12:00:00Z');
     const bearer = await user('kolkata', { timeZone: 'asia/kolkata' });

@@ -151,7 +151,24 @@ export class SendReminderHandler {
       });
     }
 
-    await this.delivery.recordSkippedMany(ledgerSkips);
+    // A retried job may have reached some devices before it went stale: then the occurrence was sent.
+    const retried = settled.filter((s) => s.settlement.reason === 'stale' && s.job.attempts > 1);
+    if (retried.length > 0) {
+      const reached = new Set(
+        (
+          await queryRows<{ jobId: string }>(
+            this.pool,
+            `SELECT DISTINCT job_id::text AS "jobId" FROM push_deliveries WHERE job_id = ANY($1::bigint[]) AND status = 'sent'`,
+            [retried.map((s) => s.job.id)],
+          )
+        ).map((r) => r.jobId),
+      );
+      for (const s of retried) {
+        if (!reached.has(s.job.id)) continue;
+        s.settlement = { ...s.settlement, status: 'sent', reason: null };
+      }
+    }
+    await this.delivery.recordSkippedMany(ledgerSkips.filter((skip) => !retried.some((s) => s.job.id === skip.jobId && s.settlement.status === 'sent')));
     if (deferrals.length > 0) await deferOccurrences(this.pool, deferrals, now);
     const summaries = await this.delivery.deliverMany(deliverable.map((d) => d.request));
     const delivered: ClaimedJob<SendReminderPayload>[] = [];
@@ -164,7 +181,9 @@ export class SendReminderHandler {
         const reasons = summary.retryable.map((r) => r.reason).join('; ');
         ctx.fail(d.job, new TransientJobError(`${summary.retryable.length} device(s) not reached: ${reasons}`, { retryAfterSeconds: summary.retryAfterSeconds }));
         if (d.job.attempts >= d.job.maxAttempts && !snooze) {
-          lastChance.push({ job: d.job, link: d.link, settlement: settlementOf(d, 'skipped', 'failed') });
+          // Some devices got it: the user saw the occurrence.
+          const reached = summary.sent > 0;
+          lastChance.push({ job: d.job, link: d.link, settlement: settlementOf(d, reached ? 'sent' : 'skipped', reached ? null : 'failed') });
         }
         return;
       }
