@@ -175,6 +175,22 @@ describe('leases, the reaper and completeWith', () => {
     expect((await db.pool.query('SELECT count(*)::int AS n FROM side_effects')).rows[0].n).toBe(0);
   });
 
+  it('completeWith whose fn throws, and a handler that then resolves: the job fails with that error, it does not succeed', async () => {
+    const { job } = await enqueue(db.pool, { kind: 'slow', maxAttempts: 3 }, { now: clock.now() });
+    const w = makeWorker('worker-a', async (ctx, id) => {
+      // The handler swallows the rejection (or forgot to await it) and resolves.
+      await ctx.completeWith(async (tx) => {
+        await tx.query(`INSERT INTO side_effects VALUES ($1, 'half done')`, [id]);
+        throw new Error('next occurrence could not be written');
+      }).catch(() => undefined);
+    });
+    await w.runOnce();
+    expect(await jobRow(db.pool, job.id)).toMatchObject({
+      status: 'queued', attempts: 1, last_error: 'Error: next occurrence could not be written',
+    });
+    expect((await db.pool.query('SELECT count(*)::int AS n FROM side_effects')).rows[0].n).toBe(0);
+  });
+
   it('completeWith after the lease was lost: nothing of fn commits and the new holder keeps the job', async () => {
     const { job } = await enqueue(db.pool, { kind: 'slow', maxAttempts: 3 }, { now: clock.now() });
     const proceed = deferred();

@@ -114,6 +114,17 @@ describe('failures, retries, snoozes', () => {
     expect(row.last_error).toBe('TransientJobError: 429 from provider');
   });
 
+  it('caps a huge Retry-After at the backoff cap (6 h) instead of writing an invalid date', async () => {
+    handler = async () => {
+      throw new TransientJobError('429 from provider', { retryAfterSeconds: 1e13 });
+    };
+    const { job } = await enqueue(db.pool, { kind: 'flaky' }, { now: clock.now() });
+    await worker.runOnce();
+    const row = await jobRow(db.pool, job.id);
+    expect(row).toMatchObject({ status: 'queued', attempts: 1, last_error: 'TransientJobError: 429 from provider' });
+    expect(row.run_at.toISOString()).toBe('2026-03-01T18:00:00.000Z');
+  });
+
   it('a snooze puts the job back at the given time without using an attempt', async () => {
     let runs = 0;
     handler = async () => {

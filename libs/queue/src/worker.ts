@@ -141,6 +141,8 @@ class ActiveJob extends Abortable implements JobContext {
   startedAt: Date | null = null;
   t0 = 0;
   completedWith = false;
+  /** Why the last completeWith of this job failed (its fn threw): the job fails with it if the handler then resolves. */
+  completeWithError: unknown = null;
   /** The batch it runs in, for a kind registered with registerBatch. */
   group: BatchRun | null = null;
   /** A completeWith in progress, awaited by onHandlerDone if the handler returns without waiting for it. */
@@ -618,6 +620,10 @@ export class Worker {
       this.release(active);
     } else if (active.abortReason instanceof LeaseLostError) {
       this.release(active);
+    } else if (error === null && active.completeWithError !== null) {
+      // The handler caught (or never awaited) a failed completeWith: none of
+      // its writes committed, so the job did not succeed.
+      this.track(this.fail(active, active.completeWithError, seconds));
     } else if (error === null) {
       this.metrics?.observeDuration(active.job.kind, 'succeeded', seconds);
       active.state = 'completing';
@@ -693,8 +699,12 @@ export class Worker {
     if (run?.withPromise) return Promise.reject(new Error('completeWith: the previous call of this batch has not finished'));
     const work = this.completeManyInTransaction(actives, fn);
     const settled = work.then(
-      () => undefined,
-      () => undefined,
+      () => {
+        for (const active of actives) if (active.completedWith) active.completeWithError = null;
+      },
+      (err: unknown) => {
+        for (const active of actives) if (!active.completedWith) active.completeWithError = err ?? new Error('completeWith failed');
+      },
     );
     if (run) run.withPromise = settled;
     for (const active of actives) active.withPromise = settled;
@@ -855,7 +865,12 @@ export class Worker {
         return;
       }
       const retryAfter = error instanceof TransientJobError ? error.retryAfterSeconds : undefined;
-      const delaySeconds = retryAfter ?? backoffSeconds(job.attempts, this.random, this.backoffBase, this.backoffCap);
+      // A provider's Retry-After is capped like the backoff: a huge value would
+      // make an invalid date, and the failure write would then fail.
+      const delaySeconds =
+        retryAfter === undefined
+          ? backoffSeconds(job.attempts, this.random, this.backoffBase, this.backoffCap)
+          : Math.min(retryAfter, this.backoffCap);
       const runAt = new Date(now.getTime() + Math.round(delaySeconds * 1000));
       const ok = await this.write(SQL.RETRY, [job.id, this.workerId, job.attempts, now, runAt, text, active.startedAt, 'failed']);
       if (!ok) return this.lost(active, 'retry');
