@@ -141,6 +141,8 @@ class ActiveJob extends Abortable implements JobContext {
   startedAt: Date | null = null;
   t0 = 0;
   completedWith = false;
+  /** Until when (the injected clock's ms) the database holds this job for us, as far as we last heard. */
+  leaseUntil = 0;
   /** Why the last completeWith of this job failed (its fn threw): the job fails with it if the handler then resolves. */
   completeWithError: unknown = null;
   /** The batch it runs in, for a kind registered with registerBatch. */
@@ -260,6 +262,8 @@ export class Worker {
 
   private started = false;
   private stopping = false;
+  /** Wall-clock ms after which a stopping worker stops retrying its writes. */
+  private stopDeadline = Infinity;
   private stopPromise: Promise<void> | null = null;
   private claimLoopDone: Promise<void> | null = null;
   private wakeWork: (() => void) | null = null;
@@ -415,6 +419,7 @@ export class Worker {
 
   private async shutdown(deadlineMs: number): Promise<void> {
     const deadline = Date.now() + deadlineMs;
+    this.stopDeadline = deadline;
     this.stopping = true;
     this.wakeWork?.();
     this.wakeCapacity?.();
@@ -526,6 +531,7 @@ export class Worker {
         runAt: new Date(row.run_at_ms),
         createdAt: new Date(row.created_at_ms),
       });
+      active.leaseUntil = lockedUntil.getTime();
       this.held.set(row.id, active);
       this.buffer.push(active);
       if (this.debug) this.logger.debug(this.fields(active), 'job claimed');
@@ -770,32 +776,29 @@ export class Worker {
     const batch = this.pendingComplete;
     this.pendingComplete = [];
     for (const active of batch) active.state = 'flushing';
-    this.track(this.flush(batch, 5));
+    this.track(this.flush(batch));
   }
 
-  private async flush(batch: ActiveJob[], triesLeft: number): Promise<void> {
+  private async flush(batch: ActiveJob[]): Promise<void> {
     const ids = batch.map((a) => a.job.id);
     const attempts = batch.map((a) => a.job.attempts);
     let completed: Set<string>;
     try {
-      const now = this.clock.now();
-      const result = await this.pool.query<{ id: string }>({
-        name: SQL.COMPLETE_MANY.name,
-        text: SQL.COMPLETE_MANY.text,
-        values: [ids, attempts, now, this.workerId],
-      });
+      const result = await this.durably(batch, 'writing completions', () =>
+        this.pool.query<{ id: string }>({
+          name: SQL.COMPLETE_MANY.name,
+          text: SQL.COMPLETE_MANY.text,
+          values: [ids, attempts, this.clock.now(), this.workerId],
+        }),
+      );
       completed = new Set(result.rows.map((r) => r.id));
     } catch (err) {
-      // The jobs are still ours (heartbeats go on): try again shortly. If the
-      // database stays away, the leases run out and the reaper returns the
-      // jobs: they run again rather than being lost.
-      this.logger.error({ err, workerId: this.workerId, jobs: ids.length, triesLeft }, 'queue: writing completions failed');
-      if (triesLeft <= 1) {
-        for (const active of batch) this.release(active);
-        return;
-      }
-      await sleep(this.stopping ? 200 : 1000);
-      return this.flush(batch, triesLeft - 1);
+      // Given up: every lease ran out (or the shutdown deadline passed), or
+      // the statement itself failed. The reaper returns the jobs: they run
+      // again rather than being lost.
+      this.logger.error({ err, workerId: this.workerId, jobs: ids.length }, 'queue: writing completions failed; the jobs will run again');
+      for (const active of batch) this.release(active);
+      return;
     }
     const counts = new Map<string, number>();
     for (const active of batch) {
@@ -837,7 +840,7 @@ export class Worker {
     const now = this.clock.now();
     try {
       if (error instanceof SnoozeJob) {
-        const ok = await this.write(SQL.SNOOZE, [job.id, this.workerId, job.attempts, now, error.until, error.reason, active.startedAt]);
+        const ok = await this.writeDurably(active, SQL.SNOOZE, [job.id, this.workerId, job.attempts, now, error.until, error.reason, active.startedAt]);
         this.metrics?.observeDuration(kind, 'snoozed', seconds);
         if (!ok) this.lost(active, 'snooze');
         else {
@@ -854,7 +857,7 @@ export class Worker {
       this.metrics?.observeDuration(kind, 'failed', seconds);
       const permanent = error instanceof PermanentJobError;
       if (permanent || job.attempts >= job.maxAttempts) {
-        const ok = await this.write(SQL.BURY, [job.id, this.workerId, job.attempts, now, text, active.startedAt]);
+        const ok = await this.writeDurably(active, SQL.BURY, [job.id, this.workerId, job.attempts, now, text, active.startedAt]);
         if (!ok) return this.lost(active, 'bury');
         this.metrics?.failed.inc({ kind, error_class: cls });
         this.metrics?.buried.inc({ kind, error_class: cls });
@@ -872,7 +875,7 @@ export class Worker {
           ? backoffSeconds(job.attempts, this.random, this.backoffBase, this.backoffCap)
           : Math.min(retryAfter, this.backoffCap);
       const runAt = new Date(now.getTime() + Math.round(delaySeconds * 1000));
-      const ok = await this.write(SQL.RETRY, [job.id, this.workerId, job.attempts, now, runAt, text, active.startedAt, 'failed']);
+      const ok = await this.writeDurably(active, SQL.RETRY, [job.id, this.workerId, job.attempts, now, runAt, text, active.startedAt, 'failed']);
       if (!ok) return this.lost(active, 'retry');
       this.metrics?.failed.inc({ kind, error_class: cls });
       this.metrics?.retried.inc({ kind, error_class: cls });
@@ -881,8 +884,8 @@ export class Worker {
         'job failed; will retry',
       );
     } catch (err) {
-      // The database is unreachable: the lease runs out and the reaper
-      // returns the job, so nothing is lost, only delayed.
+      // Retried until the lease ran out: the reaper returns the job, so
+      // nothing is lost, only delayed.
       this.logger.error({ ...this.fields(active), err, handlerError: errorText(error) }, 'queue: could not record a failure');
     } finally {
       this.release(active);
@@ -910,6 +913,34 @@ export class Worker {
     return (result.rowCount ?? 0) > 0;
   }
 
+  private writeDurably(active: ActiveJob, statement: SQL.NamedStatement, values: unknown[]): Promise<boolean> {
+    return this.durably([active], `writing ${statement.name}`, () => this.write(statement, values));
+  }
+
+  /**
+   * Runs `write` again across a database blip (a lost connection, a
+   * restart), with backoff, for as long as one of `actives` may still hold
+   * its lease, and when stopping until the deadline. A finished job's write
+   * is worth waiting for: giving up re-runs a job that succeeded, or lets
+   * the reaper record "lease expired" instead of the real error. Retrying is
+   * safe because every write is a compare-and-set. An error of the statement
+   * itself (not the connection) is not retried.
+   */
+  private async durably<T>(actives: ActiveJob[], what: string, write: () => Promise<T>): Promise<T> {
+    for (let attempt = 0; ; attempt++) {
+      try {
+        return await write();
+      } catch (err) {
+        const now = this.clock.now().getTime();
+        const leaseLeft = actives.some((a) => a.leaseUntil > now);
+        if (!isConnectionError(err) || !leaseLeft || (this.stopping && Date.now() >= this.stopDeadline)) throw err;
+        const retryInMs = Math.min(2000, 100 * 2 ** attempt);
+        this.logger.warn({ err, workerId: this.workerId, jobs: actives.length, retryInMs }, `queue: ${what} failed; retrying while the lease holds`);
+        await sleep(retryInMs);
+      }
+    }
+  }
+
   // ---- leases ------------------------------------------------------------
 
   /** Renews the lease of every held job; aborts the signal of those that are no longer ours. Runs on a timer after start(). */
@@ -926,8 +957,9 @@ export class Worker {
         text: SQL.EXTEND_LEASES.text,
         values: [ids, attempts, until, this.workerId],
       });
-      if (extended.rows.length === sent.length) return;
       const ok = new Set(extended.rows.map((r) => r.id));
+      for (const active of sent) if (ok.has(active.job.id)) active.leaseUntil = until.getTime();
+      if (extended.rows.length === sent.length) return;
       const unsure = sent.filter((a) => !ok.has(a.job.id));
       const check = await this.pool.query<{ id: string }>({
         name: SQL.LEASE_CHECK.name,
@@ -1096,6 +1128,18 @@ export class Worker {
     const job = active.job;
     return { jobId: job.id, kind: job.kind, attempt: job.attempts, idempotencyKey: job.idempotencyKey, workerId: this.workerId };
   }
+}
+
+/**
+ * A failure of the connection or the server's state rather than of the
+ * statement: no SQLSTATE (a socket error, a terminated connection), or
+ * class 08 (connection), 53 (resources), 57 (operator intervention: shutdown,
+ * restart), 58 (system) or 40 (serialization failure, deadlock).
+ */
+function isConnectionError(err: unknown): boolean {
+  const code = (err as { code?: unknown } | null)?.code;
+  if (typeof code !== 'string' || !/^[0-9A-Z]{5}$/.test(code)) return true;
+  return ['08', '53', '57', '58', '40'].includes(code.slice(0, 2));
 }
 
 function checkKind(kind: string): void {
