@@ -5,6 +5,7 @@ import {
   getJob,
   LeaseLostError,
   reapExpiredJobs,
+  retryJob,
   Worker,
   type JobContext,
 } from '../../libs/queue/src/index.js';
@@ -93,6 +94,39 @@ describe('leases, the reaper and completeWith', () => {
     holdB.resolve();
     await runB;
     expect(await jobRow(db.pool, job.id)).toMatchObject({ status: 'succeeded', attempts: 2, locked_by: 'worker-b' });
+  });
+
+  it('a stale run cannot end a later run of the same worker after an operator retry reset the attempts', async () => {
+    const { job } = await enqueue(db.pool, { kind: 'slow', maxAttempts: 1 }, { now: clock.now() });
+    const failA = deferred();
+    const startedA = deferred();
+    const a = makeWorker('worker-a', async () => {
+      startedA.resolve();
+      await failA.promise;
+      throw new Error('the stale run gives up late');
+    });
+    const runA = a.runOnce();
+    await startedA.promise;
+    // The run stalls past its lease: dead (its only attempt); an operator retries it (attempts back to 0).
+    clock.advance(31_000);
+    expect(await reapExpiredJobs(db.pool, clock.now())).toMatchObject([{ id: job.id, status: 'dead' }]);
+    expect(await retryJob(db.pool, job.id, clock.now())).toBe('retried');
+
+    // The same worker (same id) runs it again: (id, worker, attempt 1) once more.
+    const holdB = deferred();
+    const startedB = deferred();
+    const b = makeWorker('worker-a', async () => {
+      startedB.resolve();
+      await holdB.promise;
+    });
+    const runB = b.runOnce();
+    await startedB.promise;
+    failA.resolve();
+    await runA;
+    expect(await jobRow(db.pool, job.id)).toMatchObject({ status: 'running', attempts: 1, last_error: expect.stringMatching(/^lease expired/) });
+    holdB.resolve();
+    await runB;
+    expect(await jobRow(db.pool, job.id)).toMatchObject({ status: 'succeeded', attempts: 1 });
   });
 
   it('heartbeats extend the lease; a lost lease aborts the handler\'s signal', async () => {

@@ -4,10 +4,11 @@
 // - `now` is always a parameter ($n), taken from the injected clock, never SQL
 //   now(): tests pin it, and every worker agrees with its own timers.
 // - Every transition of a running job is a compare-and-set on
-//   (id, status = 'running', locked_by = worker, attempts = attempt): a worker
-//   whose lease was reaped, or a stale attempt, matches no row and changes
-//   nothing, so a slow worker, the reaper and an operator never overwrite
-//   each other.
+//   (id, status = 'running', lease_token = the claim's token): a worker whose
+//   lease was reaped, or a stale run, matches no row and changes nothing, so
+//   a slow worker, the reaper and an operator never overwrite each other.
+//   The token is new at every claim; (worker, attempt) is not enough, since
+//   an operator's retry resets the attempts and a snooze gives one back.
 // - Hot-path statements (claim, heartbeat, complete, fail, release) carry a
 //   `name`: pg prepares them once per connection and then only sends values.
 // - Statements used through a caller's executor (enqueue, ops) are plain text:
@@ -26,7 +27,7 @@ const JOB_COLUMNS = `id, kind, payload, idempotency_key, priority, run_at, attem
 
 // Timestamps as epoch milliseconds (float8): a number is much cheaper for the
 // driver than parsing timestamptz text, at tens of thousands of rows a second.
-const CLAIMED_COLUMNS = `j.id, j.kind, j.payload, j.attempts, j.max_attempts, j.idempotency_key,
+const CLAIMED_COLUMNS = `j.id, j.lease_token, j.kind, j.payload, j.attempts, j.max_attempts, j.idempotency_key,
   (extract(epoch FROM j.run_at) * 1000)::float8 AS run_at_ms, (extract(epoch FROM j.created_at) * 1000)::float8 AS created_at_ms`;
 
 // Enqueue one job inside the caller's transaction. ON CONFLICT DO NOTHING
@@ -88,13 +89,13 @@ export const JOBS_BY_KEYS = `SELECT ${JOB_COLUMNS} FROM jobs WHERE idempotency_k
 // partial predicate holds only queued rows, so the scan reads ready rows in
 // order and stops at the limit. SKIP LOCKED: concurrent claimers take
 // disjoint rows instead of queueing behind each other. FOR NO KEY UPDATE: the
-// weakest lock that still excludes other claimers. attempts is incremented
-// here, so the attempt number is part of every later compare-and-set.
+// weakest lock that still excludes other claimers. Each row gets a lease
+// token of its own, which every later compare-and-set of this run checks.
 // `= ANY (ARRAY(…))` rather than a join: a prepared statement soon runs a
 // generic plan, which guesses LIMIT $3 at 10% of the table and then
 // hash-joins the whole table; an id array always probes the primary key.
 export const CLAIM: NamedStatement = {
-  name: 'queue_claim_v2',
+  name: 'queue_claim_v3',
   text: `
 WITH picked AS (
   SELECT id FROM jobs
@@ -104,12 +105,13 @@ WITH picked AS (
   FOR NO KEY UPDATE SKIP LOCKED
 )
 UPDATE jobs AS j
-SET status = 'running', attempts = j.attempts + 1, locked_at = $1, locked_until = $4, locked_by = $5, updated_at = $1
+SET status = 'running', attempts = j.attempts + 1, locked_at = $1, locked_until = $4, locked_by = $5, updated_at = $1,
+    lease_token = nextval('jobs_lease_token_seq')
 WHERE j.id = ANY (ARRAY(SELECT id FROM picked))
 RETURNING ${CLAIMED_COLUMNS}`,
 };
 
-// The rows of a batch that this worker still holds, as (id, attempt) pairs
+// The rows of a batch that this worker still holds, as (id, lease token) pairs
 // in two parallel arrays. Each pair is looked up through the primary key in
 // a LATERAL subquery, so the cost follows the batch, not the number of
 // running jobs: a plain join lets the planner (which, from statistics taken
@@ -119,10 +121,10 @@ RETURNING ${CLAIMED_COLUMNS}`,
 // in array order.
 function heldRows(lock: string, worker = '$4'): string {
   return `
-  SELECT t.id FROM unnest($1::bigint[], $2::integer[]) AS held(id, attempt)
+  SELECT t.id FROM unnest($1::bigint[], $2::bigint[]) AS held(id, token)
   CROSS JOIN LATERAL (
     SELECT id FROM jobs
-    WHERE id = held.id AND status = 'running' AND locked_by = ${worker} AND attempts = held.attempt
+    WHERE id = held.id AND status = 'running' AND locked_by = ${worker} AND lease_token = held.token
     ${lock}
   ) AS t`;
 }
@@ -137,7 +139,7 @@ function heldRows(lock: string, worker = '$4'): string {
 // written to job_runs: one write per job on this path). The UPDATE reaches
 // the rows through `id = ANY (ARRAY(…))`: primary-key probes whatever the plan.
 export const COMPLETE_MANY: NamedStatement = {
-  name: 'queue_complete_many_v2',
+  name: 'queue_complete_many_v3',
   text: `
 WITH mine AS (${heldRows('FOR NO KEY UPDATE')}
 )
@@ -154,7 +156,7 @@ RETURNING id`,
 // against a completion that locks the same rows in another order. Ids missing
 // from the result are checked with LEASE_CHECK before being declared lost.
 export const EXTEND_LEASES: NamedStatement = {
-  name: 'queue_extend_leases_v2',
+  name: 'queue_extend_leases_v3',
   text: `
 WITH mine AS (${heldRows('FOR NO KEY UPDATE SKIP LOCKED')}
 )
@@ -171,7 +173,7 @@ RETURNING id`,
 // join, a plan built from a statistics sample that saw no running jobs scanned
 // the running index once per batch row (test/queue/plans caught it, sometimes).
 export const LEASE_CHECK: NamedStatement = {
-  name: 'queue_lease_check_v3',
+  name: 'queue_lease_check_v4',
   text: heldRows('LIMIT 1', '$3'),
 };
 
@@ -180,12 +182,12 @@ export const LEASE_CHECK: NamedStatement = {
 // and its history row change in one statement, so history never disagrees
 // with the row.
 export const RETRY: NamedStatement = {
-  name: 'queue_retry_v1',
+  name: 'queue_retry_v2',
   text: `
 WITH updated AS (
   UPDATE jobs
   SET status = 'queued', run_at = $5, last_error = $6, locked_at = NULL, locked_until = NULL, locked_by = NULL, updated_at = $4
-  WHERE id = $1 AND status = 'running' AND locked_by = $2 AND attempts = $3
+  WHERE id = $1 AND status = 'running' AND locked_by = $2 AND lease_token = $3
   RETURNING id, kind, attempts
 )
 INSERT INTO job_runs (job_id, kind, attempt, worker, started_at, finished_at, outcome, error, next_run_at)
@@ -196,12 +198,12 @@ RETURNING job_id`,
 // Out of attempts, or a permanent error: dead, with its error, until an
 // operator retries it or it is pruned. locked_by/locked_at are kept.
 export const BURY: NamedStatement = {
-  name: 'queue_bury_v1',
+  name: 'queue_bury_v2',
   text: `
 WITH updated AS (
   UPDATE jobs
   SET status = 'dead', last_error = $5, locked_until = NULL, finished_at = $4, updated_at = $4
-  WHERE id = $1 AND status = 'running' AND locked_by = $2 AND attempts = $3
+  WHERE id = $1 AND status = 'running' AND locked_by = $2 AND lease_token = $3
   RETURNING id, kind, attempts
 )
 INSERT INTO job_runs (job_id, kind, attempt, worker, started_at, finished_at, outcome, error)
@@ -212,17 +214,17 @@ RETURNING job_id`,
 // Snooze: back to queued at $5 and the attempt given back (attempts - 1), so
 // quiet hours never push a job towards dead. Recorded in the history.
 export const SNOOZE: NamedStatement = {
-  name: 'queue_snooze_v1',
+  name: 'queue_snooze_v2',
   text: `
 WITH updated AS (
   UPDATE jobs
   SET status = 'queued', run_at = $5, attempts = attempts - 1,
       locked_at = NULL, locked_until = NULL, locked_by = NULL, updated_at = $4
-  WHERE id = $1 AND status = 'running' AND locked_by = $2 AND attempts = $3
-  RETURNING id, kind
+  WHERE id = $1 AND status = 'running' AND locked_by = $2 AND lease_token = $3
+  RETURNING id, kind, attempts + 1 AS attempt
 )
 INSERT INTO job_runs (job_id, kind, attempt, worker, started_at, finished_at, outcome, error, next_run_at)
-SELECT id, kind, $3, $2, $7, $4, 'snoozed', $6, $5 FROM updated
+SELECT id, kind, attempt, $2, $7, $4, 'snoozed', $6, $5 FROM updated
 RETURNING job_id`,
 };
 
@@ -230,7 +232,7 @@ RETURNING job_id`,
 // consumed, run_at unchanged so they keep their place in line). Nothing ran,
 // so nothing goes to the history.
 export const RELEASE_MANY: NamedStatement = {
-  name: 'queue_release_many_v2',
+  name: 'queue_release_many_v3',
   text: `
 WITH mine AS (${heldRows('FOR NO KEY UPDATE')}
 )

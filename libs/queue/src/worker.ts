@@ -105,6 +105,7 @@ type State =
 
 interface ClaimRow {
   id: string;
+  lease_token: string;
   kind: string;
   payload: unknown;
   attempts: number;
@@ -153,6 +154,8 @@ class ActiveJob extends Abortable implements JobContext {
   constructor(
     readonly worker: Worker,
     readonly job: ClaimedJob,
+    /** This claim's lease token: every write of this run compares it. */
+    readonly token: string,
   ) {
     super();
   }
@@ -530,7 +533,7 @@ export class Worker {
         idempotencyKey: row.idempotency_key,
         runAt: new Date(row.run_at_ms),
         createdAt: new Date(row.created_at_ms),
-      });
+      }, row.lease_token);
       active.leaseUntil = lockedUntil.getTime();
       this.held.set(row.id, active);
       this.buffer.push(active);
@@ -737,7 +740,7 @@ export class Worker {
             : await client.query<{ id: string }>({
                 name: SQL.COMPLETE_MANY.name,
                 text: SQL.COMPLETE_MANY.text,
-                values: [candidates.map((a) => a.job.id), candidates.map((a) => a.job.attempts), this.clock.now(), this.workerId],
+                values: [candidates.map((a) => a.job.id), candidates.map((a) => a.token), this.clock.now(), this.workerId],
               });
         const ok = new Set(cas.rows.map((r) => r.id));
         held = candidates.filter((a) => ok.has(a.job.id));
@@ -781,14 +784,14 @@ export class Worker {
 
   private async flush(batch: ActiveJob[]): Promise<void> {
     const ids = batch.map((a) => a.job.id);
-    const attempts = batch.map((a) => a.job.attempts);
+    const tokens = batch.map((a) => a.token);
     let completed: Set<string>;
     try {
       const result = await this.durably(batch, 'writing completions', () =>
         this.pool.query<{ id: string }>({
           name: SQL.COMPLETE_MANY.name,
           text: SQL.COMPLETE_MANY.text,
-          values: [ids, attempts, this.clock.now(), this.workerId],
+          values: [ids, tokens, this.clock.now(), this.workerId],
         }),
       );
       completed = new Set(result.rows.map((r) => r.id));
@@ -840,7 +843,7 @@ export class Worker {
     const now = this.clock.now();
     try {
       if (error instanceof SnoozeJob) {
-        const ok = await this.writeDurably(active, SQL.SNOOZE, [job.id, this.workerId, job.attempts, now, error.until, error.reason, active.startedAt]);
+        const ok = await this.writeDurably(active, SQL.SNOOZE, [job.id, this.workerId, active.token, now, error.until, error.reason, active.startedAt]);
         this.metrics?.observeDuration(kind, 'snoozed', seconds);
         if (!ok) this.lost(active, 'snooze');
         else {
@@ -857,7 +860,7 @@ export class Worker {
       this.metrics?.observeDuration(kind, 'failed', seconds);
       const permanent = error instanceof PermanentJobError;
       if (permanent || job.attempts >= job.maxAttempts) {
-        const ok = await this.writeDurably(active, SQL.BURY, [job.id, this.workerId, job.attempts, now, text, active.startedAt]);
+        const ok = await this.writeDurably(active, SQL.BURY, [job.id, this.workerId, active.token, now, text, active.startedAt]);
         if (!ok) return this.lost(active, 'bury');
         this.metrics?.failed.inc({ kind, error_class: cls });
         this.metrics?.buried.inc({ kind, error_class: cls });
@@ -875,7 +878,7 @@ export class Worker {
           ? backoffSeconds(job.attempts, this.random, this.backoffBase, this.backoffCap)
           : Math.min(retryAfter, this.backoffCap);
       const runAt = new Date(now.getTime() + Math.round(delaySeconds * 1000));
-      const ok = await this.writeDurably(active, SQL.RETRY, [job.id, this.workerId, job.attempts, now, runAt, text, active.startedAt, 'failed']);
+      const ok = await this.writeDurably(active, SQL.RETRY, [job.id, this.workerId, active.token, now, runAt, text, active.startedAt, 'failed']);
       if (!ok) return this.lost(active, 'retry');
       this.metrics?.failed.inc({ kind, error_class: cls });
       this.metrics?.retried.inc({ kind, error_class: cls });
@@ -897,7 +900,7 @@ export class Worker {
     const now = this.clock.now();
     try {
       const ok = await this.write(SQL.RETRY, [
-        active.job.id, this.workerId, active.job.attempts, now, now, errorText(reason), active.startedAt, 'interrupted',
+        active.job.id, this.workerId, active.token, now, now, errorText(reason), active.startedAt, 'interrupted',
       ]);
       if (ok) this.logger.warn(this.fields(active), 'job interrupted by shutdown; back in the queue');
       else this.lost(active, 'interrupt');
@@ -949,13 +952,13 @@ export class Worker {
     this.heartbeatInFlight = true;
     const sent = [...this.held.values()];
     const ids = sent.map((a) => a.job.id);
-    const attempts = sent.map((a) => a.job.attempts);
+    const tokens = sent.map((a) => a.token);
     try {
       const until = new Date(this.clock.now().getTime() + this.leaseMs);
       const extended = await this.pool.query<{ id: string }>({
         name: SQL.EXTEND_LEASES.name,
         text: SQL.EXTEND_LEASES.text,
-        values: [ids, attempts, until, this.workerId],
+        values: [ids, tokens, until, this.workerId],
       });
       const ok = new Set(extended.rows.map((r) => r.id));
       for (const active of sent) if (ok.has(active.job.id)) active.leaseUntil = until.getTime();
@@ -964,7 +967,7 @@ export class Worker {
       const check = await this.pool.query<{ id: string }>({
         name: SQL.LEASE_CHECK.name,
         text: SQL.LEASE_CHECK.text,
-        values: [unsure.map((a) => a.job.id), unsure.map((a) => a.job.attempts), this.workerId],
+        values: [unsure.map((a) => a.job.id), unsure.map((a) => a.token), this.workerId],
       });
       const stillOurs = new Set(check.rows.map((r) => r.id));
       for (const active of unsure) {
@@ -1016,7 +1019,7 @@ export class Worker {
         const result = await this.pool.query<{ id: string }>({
           name: SQL.RELEASE_MANY.name,
           text: SQL.RELEASE_MANY.text,
-          values: [chunk.map((a) => a.job.id), chunk.map((a) => a.job.attempts), this.clock.now(), this.workerId],
+          values: [chunk.map((a) => a.job.id), chunk.map((a) => a.token), this.clock.now(), this.workerId],
         });
         this.logger.info({ workerId: this.workerId, released: result.rowCount }, 'queue: unstarted jobs given back');
       } catch (err) {
