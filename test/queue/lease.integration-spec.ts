@@ -178,6 +178,35 @@ describe('leases, the reaper and completeWith', () => {
     expect(await statusCounts(db.pool)).toEqual({ queued: 2, dead: 1 });
   });
 
+  it('jobs a killed worker had claimed but not started use no attempt: maxAttempts 1 is not dead after the crash', async () => {
+    const jobs = await enqueueMany(db.pool, [
+      { kind: 'slow', maxAttempts: 1 }, { kind: 'slow', maxAttempts: 1 }, { kind: 'slow', maxAttempts: 1 },
+    ], { now: clock.now() });
+    // One slot, a batch of three: one runs (and hangs), two wait in the buffer; then the process dies.
+    const ghost = makeWorker('ghost', () => new Promise<void>(() => undefined), { concurrency: 1, batchSize: 3 });
+    void ghost.runOnce(3);
+    await waitFor(async () => (await statusCounts(db.pool)).running === 3);
+    clock.advance(31_000);
+    const reaped = await reapExpiredJobs(db.pool, clock.now());
+    expect(reaped.map((r) => r.status).sort()).toEqual(['dead', 'queued', 'queued']);
+    const { rows } = await db.pool.query<{ status: string; attempts: number; n: number }>(
+      `SELECT status, attempts, count(*)::int AS n FROM jobs GROUP BY 1, 2 ORDER BY 1`,
+    );
+    // The one that ran used its attempt; the buffered ones did not, and have no history.
+    expect(rows).toEqual([{ status: 'dead', attempts: 1, n: 1 }, { status: 'queued', attempts: 0, n: 2 }]);
+    const histories = await Promise.all(jobs.map((j) => getJob(db.pool, j.job.id)));
+    expect(histories.map((h) => h!.history.length).sort()).toEqual([0, 0, 1]);
+
+    // Another worker, one slot, a batch of two: the buffered job's attempt counts when it starts.
+    const seen: number[] = [];
+    const b = makeWorker('worker-b', async (_ctx, id) => {
+      seen.push((await jobRow(db.pool, id)).attempts);
+    }, { concurrency: 1, batchSize: 2 });
+    expect(await b.runOnce(2)).toBe(2);
+    expect(seen).toEqual([1, 1]);
+    expect(await statusCounts(db.pool)).toEqual({ dead: 1, succeeded: 2 });
+  });
+
   it('completeWith: the handler\'s writes and the completion commit together', async () => {
     const { job } = await enqueue(db.pool, { kind: 'slow' }, { now: clock.now() });
     const w = makeWorker('worker-a', async (ctx, id) => {

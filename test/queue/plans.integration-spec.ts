@@ -69,7 +69,7 @@ describe('query plans of the hot path', () => {
   const later = new Date(now.getTime() + 60_000);
 
   it('claim walks the runnable index and probes the primary key', async () => {
-    const plan = await genericPlan(SQL.CLAIM.text, [now, ['k'], 500, later, 'w2']);
+    const plan = await genericPlan(SQL.CLAIM.text, [now, ['k'], 500, later, 'w2', 250]);
     expect(plan).toMatch(/Index Scan using jobs_runnable_idx/);
     expectBatchSized(plan);
   });
@@ -78,6 +78,7 @@ describe('query plans of the hot path', () => {
     ['complete', SQL.COMPLETE_MANY, () => [runningIds, tokens(), now, 'w']],
     ['heartbeat', SQL.EXTEND_LEASES, () => [runningIds, tokens(), later, 'w']],
     ['release', SQL.RELEASE_MANY, () => [runningIds, tokens(), now, 'w']],
+    ['start', SQL.START_MANY, () => [runningIds, tokens(), now, 'w']],
     ['lease check', SQL.LEASE_CHECK, () => [runningIds, tokens(), 'w']],
   ] as const)('%s touches only the rows of its batch', async (_name, statement, values) => {
     const plan = await genericPlan(statement.text, values() as unknown[]);

@@ -91,24 +91,36 @@ export const JOBS_BY_KEYS = `SELECT ${JOB_COLUMNS} FROM jobs WHERE idempotency_k
 // disjoint rows instead of queueing behind each other. FOR NO KEY UPDATE: the
 // weakest lock that still excludes other claimers. Each row gets a lease
 // token of its own, which every later compare-and-set of this run checks.
+// An attempt is used when its handler starts, not at claim: only the first $6
+// rows in claim order (those the worker has free slots for, which it starts
+// at once) count theirs here and get locked_at (= started); the others wait
+// in the worker's buffer and count theirs with START_MANY when they start. A
+// worker killed with a full buffer then costs those jobs no attempt (the
+// reaper tells them apart by locked_at IS NULL). `cut` is the last row that
+// starts at once, so the per-row test is one row comparison.
 // `= ANY (ARRAY(…))` rather than a join: a prepared statement soon runs a
 // generic plan, which guesses LIMIT $3 at 10% of the table and then
 // hash-joins the whole table; an id array always probes the primary key.
+const STARTS_NOW = `($6::integer > 0 AND coalesce((j.priority, j.run_at, j.id) <= (SELECT priority, run_at, id FROM cut), true))`;
+
 export const CLAIM: NamedStatement = {
   name: 'queue_claim_v3',
   text: `
 WITH picked AS (
-  SELECT id FROM jobs
+  SELECT id, priority, run_at FROM jobs
   WHERE status = 'queued' AND run_at <= $1 AND kind = ANY($2::text[])
   ORDER BY priority, run_at, id
   LIMIT $3
   FOR NO KEY UPDATE SKIP LOCKED
+), cut AS (
+  SELECT priority, run_at, id FROM picked ORDER BY priority, run_at, id OFFSET greatest($6::integer - 1, 0) LIMIT 1
 )
 UPDATE jobs AS j
-SET status = 'running', attempts = j.attempts + 1, locked_at = $1, locked_until = $4, locked_by = $5, updated_at = $1,
+SET status = 'running', attempts = j.attempts + CASE WHEN ${STARTS_NOW} THEN 1 ELSE 0 END,
+    locked_at = CASE WHEN ${STARTS_NOW} THEN $1::timestamptz END, locked_until = $4, locked_by = $5, updated_at = $1,
     lease_token = nextval('jobs_lease_token_seq')
 WHERE j.id = ANY (ARRAY(SELECT id FROM picked))
-RETURNING ${CLAIMED_COLUMNS}`,
+RETURNING ${CLAIMED_COLUMNS}, j.locked_at IS NOT NULL AS counted`,
 };
 
 // The rows of a batch that this worker still holds, as (id, lease token) pairs
@@ -145,6 +157,20 @@ WITH mine AS (${heldRows('FOR NO KEY UPDATE')}
 )
 UPDATE jobs
 SET status = 'succeeded', finished_at = $3, locked_until = NULL, updated_at = $3
+WHERE id = ANY (ARRAY(SELECT id FROM mine))
+RETURNING id`,
+};
+
+// Buffered jobs whose handlers start now: their attempt counts from here,
+// and locked_at records the start. The handler runs once this has landed, so
+// an attempt that ran is always counted.
+export const START_MANY: NamedStatement = {
+  name: 'queue_start_many_v1',
+  text: `
+WITH mine AS (${heldRows('FOR NO KEY UPDATE')}
+)
+UPDATE jobs
+SET attempts = attempts + 1, locked_at = $3
 WHERE id = ANY (ARRAY(SELECT id FROM mine))
 RETURNING id`,
 };
@@ -228,27 +254,33 @@ SELECT id, kind, attempt, $2, $7, $4, 'snoozed', $6, $5 FROM updated
 RETURNING job_id`,
 };
 
-// Shutdown: jobs claimed but never started go back as they were (attempt not
-// consumed, run_at unchanged so they keep their place in line). Nothing ran,
-// so nothing goes to the history.
+// Shutdown: jobs claimed but never started go back as they were (an attempt
+// counted at claim for a job that then did not start is given back; run_at
+// unchanged so they keep their place in line). Nothing ran, so nothing goes
+// to the history.
 export const RELEASE_MANY: NamedStatement = {
   name: 'queue_release_many_v3',
   text: `
 WITH mine AS (${heldRows('FOR NO KEY UPDATE')}
 )
 UPDATE jobs
-SET status = 'queued', attempts = attempts - 1, locked_at = NULL, locked_until = NULL, locked_by = NULL, updated_at = $3
+SET status = 'queued', attempts = attempts - (locked_at IS NOT NULL)::integer,
+    locked_at = NULL, locked_until = NULL, locked_by = NULL, updated_at = $3
 WHERE id = ANY (ARRAY(SELECT id FROM mine))
 RETURNING id`,
 };
 
 // The reaper: running jobs whose lease ran out go back to queued (ready at
-// once), or to dead when that was their last attempt. Batched ($2) so one run
+// once), or to dead when that was their last attempt. A job that never
+// started (locked_at IS NULL: claimed into a buffer, its worker gone) used
+// no attempt: it goes back as it was, with no history row (nothing ran). Batched ($2) so one run
 // never holds many row locks; SKIP LOCKED so it never waits behind a worker
 // that is completing the very job (completeWith holds the row lock); the
 // UPDATE re-checks the lease so a heartbeat that landed in between wins.
+const OUT_OF_ATTEMPTS = `(j.locked_at IS NOT NULL AND j.attempts >= j.max_attempts)`;
+
 export const REAP: NamedStatement = {
-  name: 'queue_reap_v1',
+  name: 'queue_reap_v2',
   text: `
 WITH expired AS (
   SELECT id, locked_by, locked_at FROM jobs
@@ -258,13 +290,14 @@ WITH expired AS (
   FOR NO KEY UPDATE SKIP LOCKED
 ), updated AS (
   UPDATE jobs AS j
-  SET status = CASE WHEN j.attempts >= j.max_attempts THEN 'dead' ELSE 'queued' END,
-      run_at = CASE WHEN j.attempts >= j.max_attempts THEN j.run_at ELSE $1 END,
-      last_error = 'lease expired: worker ' || coalesce(expired.locked_by, '?') || ' stopped renewing it',
-      locked_at = CASE WHEN j.attempts >= j.max_attempts THEN j.locked_at END,
-      locked_by = CASE WHEN j.attempts >= j.max_attempts THEN j.locked_by END,
+  SET status = CASE WHEN ${OUT_OF_ATTEMPTS} THEN 'dead' ELSE 'queued' END,
+      run_at = CASE WHEN ${OUT_OF_ATTEMPTS} THEN j.run_at ELSE $1 END,
+      last_error = CASE WHEN j.locked_at IS NULL THEN j.last_error
+                   ELSE 'lease expired: worker ' || coalesce(expired.locked_by, '?') || ' stopped renewing it' END,
+      locked_at = CASE WHEN ${OUT_OF_ATTEMPTS} THEN j.locked_at END,
+      locked_by = CASE WHEN ${OUT_OF_ATTEMPTS} THEN j.locked_by END,
       locked_until = NULL,
-      finished_at = CASE WHEN j.attempts >= j.max_attempts THEN $1::timestamptz END,
+      finished_at = CASE WHEN ${OUT_OF_ATTEMPTS} THEN $1::timestamptz END,
       updated_at = $1
   FROM expired
   WHERE j.id = expired.id AND j.status = 'running' AND j.locked_until < $1
@@ -273,7 +306,7 @@ WITH expired AS (
   INSERT INTO job_runs (job_id, kind, attempt, worker, started_at, finished_at, outcome, error, next_run_at)
   SELECT id, kind, attempts, worker, started_at, $1, 'lease_expired', 'lease expired',
          CASE WHEN status = 'queued' THEN $1::timestamptz END
-  FROM updated
+  FROM updated WHERE started_at IS NOT NULL
 )
 SELECT id, kind, attempts, status, idempotency_key, worker FROM updated`,
 };

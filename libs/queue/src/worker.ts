@@ -113,6 +113,8 @@ interface ClaimRow {
   idempotency_key: string | null;
   run_at_ms: number;
   created_at_ms: number;
+  /** Its attempt was counted at claim (a free slot was waiting for it); else it is counted when it starts. */
+  counted: boolean;
 }
 
 // A signal for a handler, created on first use: most handlers never look, and
@@ -142,6 +144,8 @@ class ActiveJob extends Abortable implements JobContext {
   startedAt: Date | null = null;
   t0 = 0;
   completedWith = false;
+  /** Whether the database counts this attempt yet (see CLAIM and START_MANY in sql.ts). */
+  counted = false;
   /** Until when (the injected clock's ms) the database holds this job for us, as far as we last heard. */
   leaseUntil = 0;
   /** Why the last completeWith of this job failed (its fn threw): the job fails with it if the handler then resolves. */
@@ -260,6 +264,8 @@ export class Worker {
   private bufferHead = 0;
   private running = 0;
   private pendingComplete: ActiveJob[] = [];
+  /** Starts of this pump that wait for their attempt to be counted. */
+  private pendingStarts: { actives: ActiveJob[]; go: (ready: ActiveJob[]) => void }[] = [];
   private flushTimer: NodeJS.Timeout | null = null;
   private readonly writes = new Set<Promise<void>>();
 
@@ -517,24 +523,28 @@ export class Worker {
     if (limit <= 0 || this.kinds.length === 0) return 0;
     const now = this.clock.now();
     const lockedUntil = new Date(now.getTime() + this.leaseMs);
+    // Slots free for these rows once the buffer ahead of them has started: their attempts count at claim.
+    const startsNow = Math.max(0, this.concurrency - this.running - (this.buffer.length - this.bufferHead));
     const result = await this.pool.query<ClaimRow>({
       name: SQL.CLAIM.name,
       text: SQL.CLAIM.text,
-      values: [now, this.kinds, limit, lockedUntil, this.workerId],
+      values: [now, this.kinds, limit, lockedUntil, this.workerId, startsNow],
     });
-    const rows = result.rows;
+    // The counted rows first: they are the ones the free slots start.
+    const rows = result.rows.filter((r) => r.counted).concat(result.rows.filter((r) => !r.counted));
     for (const row of rows) {
       const active = new ActiveJob(this, {
         id: row.id,
         kind: row.kind,
         payload: row.payload,
-        attempts: row.attempts,
+        attempts: row.counted ? row.attempts : row.attempts + 1,
         maxAttempts: row.max_attempts,
         idempotencyKey: row.idempotency_key,
         runAt: new Date(row.run_at_ms),
         createdAt: new Date(row.created_at_ms),
       }, row.lease_token);
       active.leaseUntil = lockedUntil.getTime();
+      active.counted = row.counted;
       this.held.set(row.id, active);
       this.buffer.push(active);
       if (this.debug) this.logger.debug(this.fields(active), 'job claimed');
@@ -552,7 +562,8 @@ export class Worker {
       if (active.state !== 'buffered') continue;
       const batch = this.batchHandlers.get(active.job.kind);
       if (!batch) {
-        this.run(active);
+        this.begin(active, this.clock.now(), performance.now());
+        this.launch([active], () => this.run(active));
         continue;
       }
       // Wait for room for a whole batch (while others run), so that batches
@@ -566,8 +577,13 @@ export class Worker {
         this.bufferHead--;
         break;
       }
-      this.runBatch(group.slice(0, size), batch.handler);
+      const chosen = group.slice(0, size);
+      const startedAt = this.clock.now();
+      const t0 = performance.now();
+      for (const a of chosen) this.begin(a, startedAt, t0);
+      this.launch(chosen, (ready) => this.runBatch(ready, batch.handler));
     }
+    this.countStarts();
     if (this.bufferHead === this.buffer.length) {
       this.buffer = [];
       this.bufferHead = 0;
@@ -585,8 +601,57 @@ export class Worker {
     if (this.debug) this.logger.debug(this.fields(active), 'job started');
   }
 
+  /** Calls `go` with those of `actives` whose attempt is counted: at once when all are, else once this pump's START_MANY has landed. */
+  private launch(actives: ActiveJob[], go: (ready: ActiveJob[]) => void): void {
+    if (actives.every((a) => a.counted)) go(actives);
+    else this.pendingStarts.push({ actives, go });
+  }
+
+  private countStarts(): void {
+    if (this.pendingStarts.length === 0) return;
+    const starts = this.pendingStarts;
+    this.pendingStarts = [];
+    this.track(this.countAttempts(starts));
+  }
+
+  // Buffered jobs about to start: their attempts are counted before their
+  // handlers run, so a crash can never run an attempt that was not counted.
+  private async countAttempts(starts: { actives: ActiveJob[]; go: (ready: ActiveJob[]) => void }[]): Promise<void> {
+    const uncounted = starts.flatMap((s) => s.actives.filter((a) => !a.counted));
+    let counted: Set<string> | null = null;
+    try {
+      const result = await this.durably(uncounted, 'counting attempts', () =>
+        this.pool.query<{ id: string }>({
+          name: SQL.START_MANY.name,
+          text: SQL.START_MANY.text,
+          values: [uncounted.map((a) => a.job.id), uncounted.map((a) => a.token), this.clock.now(), this.workerId],
+        }),
+      );
+      counted = new Set(result.rows.map((r) => r.id));
+    } catch (err) {
+      this.logger.error({ err, workerId: this.workerId, jobs: uncounted.length }, 'queue: could not start jobs; they go back to the queue when their lease runs out');
+    }
+    for (const active of uncounted) if (counted?.has(active.job.id)) active.counted = true;
+    for (const { actives, go } of starts) {
+      const ready: ActiveJob[] = [];
+      for (const active of actives) {
+        // Lost to a heartbeat meanwhile: already accounted for.
+        if (active.state !== 'running') continue;
+        if (active.counted) {
+          ready.push(active);
+          continue;
+        }
+        if (counted) this.lost(active, 'start');
+        this.running--;
+        this.release(active);
+      }
+      if (ready.length > 0) go(ready);
+    }
+    this.checkIdle();
+    this.pump();
+  }
+
   private run(active: ActiveJob): void {
-    this.begin(active, this.clock.now(), performance.now());
     const handler = this.handlers.get(active.job.kind)!;
     let promise: Promise<void>;
     try {
@@ -656,11 +721,8 @@ export class Worker {
     return found;
   }
 
-  /** Starts buffered jobs of one kind in one handler call. */
+  /** Runs started jobs of one kind in one handler call. */
   private runBatch(actives: ActiveJob[], handler: BatchJobHandler): void {
-    const startedAt = this.clock.now();
-    const t0 = performance.now();
-    for (const active of actives) this.begin(active, startedAt, t0);
     const run = new BatchRun(this, actives);
     let promise: Promise<void>;
     try {
