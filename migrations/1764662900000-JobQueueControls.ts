@@ -8,15 +8,19 @@ import type { MigrationInterface, QueryRunner } from 'typeorm';
 //   Drawn from a sequence (CACHE: each connection takes a block, so a claim
 //   of a thousand rows rarely touches the sequence itself). Not indexed: it
 //   is compared on a row found by id.
+// - snoozes: snoozes in a row since the job last ran to an end, so that a
+//   handler that snoozes for ever (to a past time, say) is stopped.
 export class JobQueueControls1764662900000 implements MigrationInterface {
   name = 'JobQueueControls1764662900000';
 
   async up(db: QueryRunner): Promise<void> {
     await db.query(`CREATE SEQUENCE jobs_lease_token_seq AS bigint CACHE 1000`);
     await db.query(`ALTER TABLE jobs ADD COLUMN lease_token bigint`);
+    await db.query(`ALTER TABLE jobs ADD COLUMN snoozes integer NOT NULL DEFAULT 0`);
   }
 
   async down(db: QueryRunner): Promise<void> {
+    await db.query('ALTER TABLE jobs DROP COLUMN snoozes');
     await db.query('ALTER TABLE jobs DROP COLUMN lease_token');
     await db.query('DROP SEQUENCE jobs_lease_token_seq');
   }

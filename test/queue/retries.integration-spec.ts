@@ -147,6 +147,40 @@ describe('failures, retries, snoozes', () => {
     expect(detail?.history[0]?.error).toBe('quiet hours');
   });
 
+  it('a snooze to the past waits the minimum delay, and a job snoozed more than maxInARow times in a row is dead with that reason', async () => {
+    let runs = 0;
+    handler = async () => {
+      runs++;
+      throw new SnoozeJob(new Date('2026-03-01T11:00:00.000Z'), 'clock confusion');
+    };
+    const w = new Worker({
+      pool: db.pool, clock, random, logger, housekeeping: false, listen: false, snooze: { maxInARow: 3 },
+      handlers: { flaky: (job, ctx) => handler(job, ctx) },
+    });
+    const { job } = await enqueue(db.pool, { kind: 'flaky', maxAttempts: 5 }, { now: clock.now() });
+    for (let i = 1; i <= 3; i++) {
+      expect(await w.runOnce()).toBe(1);
+      // Not again at the poll rate: not before the minimum delay (5 s).
+      expect(await w.runOnce()).toBe(0);
+      const row = await jobRow(db.pool, job.id);
+      expect(row).toMatchObject({ status: 'queued', attempts: 0 });
+      expect(row.run_at.getTime() - clock.now().getTime()).toBe(5000);
+      clock.advance(5000);
+    }
+    expect(await w.runOnce()).toBe(1);
+    expect(runs).toBe(4);
+    expect(await jobRow(db.pool, job.id)).toMatchObject({
+      status: 'dead', attempts: 1,
+      last_error: 'PermanentJobError: snoozed 4 times in a row without running to an end (last: clock confusion)',
+    });
+    const detail = await getJob(db.pool, job.id);
+    expect(detail?.history.map((h) => h.outcome)).toEqual(['snoozed', 'snoozed', 'snoozed', 'dead']);
+    // An operator's retry starts the count again.
+    expect(await retryJob(db.pool, job.id, clock.now())).toBe('retried');
+    await w.runOnce();
+    expect(await jobRow(db.pool, job.id)).toMatchObject({ status: 'queued', attempts: 0 });
+  });
+
   it('PermanentJobError makes the job dead at once', async () => {
     handler = async () => {
       throw new PermanentJobError('payload names a user that does not exist');

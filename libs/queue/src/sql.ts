@@ -27,7 +27,7 @@ const JOB_COLUMNS = `id, kind, payload, idempotency_key, priority, run_at, attem
 
 // Timestamps as epoch milliseconds (float8): a number is much cheaper for the
 // driver than parsing timestamptz text, at tens of thousands of rows a second.
-const CLAIMED_COLUMNS = `j.id, j.lease_token, j.kind, j.payload, j.attempts, j.max_attempts, j.idempotency_key,
+const CLAIMED_COLUMNS = `j.id, j.lease_token, j.kind, j.payload, j.attempts, j.max_attempts, j.idempotency_key, j.snoozes,
   (extract(epoch FROM j.run_at) * 1000)::float8 AS run_at_ms, (extract(epoch FROM j.created_at) * 1000)::float8 AS created_at_ms`;
 
 // Enqueue one job inside the caller's transaction. ON CONFLICT DO NOTHING
@@ -204,7 +204,8 @@ export const LEASE_CHECK: NamedStatement = {
 };
 
 // A failed attempt that will be retried at $5 (backoff or Retry-After), or an
-// attempt interrupted by shutdown ($8 = 'interrupted', $5 = now). The job row
+// attempt interrupted by shutdown ($8 = 'interrupted', $5 = now). The attempt
+// ran to an end, so the snoozes in a row start again from 0. The job row
 // and its history row change in one statement, so history never disagrees
 // with the row.
 export const RETRY: NamedStatement = {
@@ -212,7 +213,8 @@ export const RETRY: NamedStatement = {
   text: `
 WITH updated AS (
   UPDATE jobs
-  SET status = 'queued', run_at = $5, last_error = $6, locked_at = NULL, locked_until = NULL, locked_by = NULL, updated_at = $4
+  SET status = 'queued', run_at = $5, last_error = $6, locked_at = NULL, locked_until = NULL, locked_by = NULL, updated_at = $4,
+      snoozes = 0
   WHERE id = $1 AND status = 'running' AND locked_by = $2 AND lease_token = $3
   RETURNING id, kind, attempts
 )
@@ -238,13 +240,14 @@ RETURNING job_id`,
 };
 
 // Snooze: back to queued at $5 and the attempt given back (attempts - 1), so
-// quiet hours never push a job towards dead. Recorded in the history.
+// quiet hours never push a job towards dead. Recorded in the history, and
+// counted in `snoozes` (the worker bounds snoozes in a row).
 export const SNOOZE: NamedStatement = {
   name: 'queue_snooze_v2',
   text: `
 WITH updated AS (
   UPDATE jobs
-  SET status = 'queued', run_at = $5, attempts = attempts - 1,
+  SET status = 'queued', run_at = $5, attempts = attempts - 1, snoozes = snoozes + 1,
       locked_at = NULL, locked_until = NULL, locked_by = NULL, updated_at = $4
   WHERE id = $1 AND status = 'running' AND locked_by = $2 AND lease_token = $3
   RETURNING id, kind, attempts + 1 AS attempt
@@ -412,7 +415,7 @@ FROM job_runs WHERE job_id = ANY($1::bigint[]) ORDER BY job_id, id`;
 export const RETRY_JOB = `
 WITH updated AS (
   UPDATE jobs
-  SET status = 'queued', attempts = 0, run_at = $2, locked_at = NULL, locked_until = NULL, locked_by = NULL,
+  SET status = 'queued', attempts = 0, snoozes = 0, run_at = $2, locked_at = NULL, locked_until = NULL, locked_by = NULL,
       finished_at = NULL, updated_at = $2
   WHERE id = $1 AND status IN ('dead', 'cancelled')
   RETURNING id

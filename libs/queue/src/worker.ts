@@ -87,6 +87,13 @@ export interface WorkerOptions {
   housekeeping?: HousekeepingOptions | false;
   /** Further recurring jobs this worker schedules (it must handle their kinds, or another worker must). */
   recurring?: RecurringJob[];
+  /**
+   * Bounds on SnoozeJob: a snooze to the past runs the job `minDelaySeconds`
+   * from now (default 5; it would otherwise run again at the poll rate), and
+   * a job snoozed more than `maxInARow` times in a row without running to an
+   * end is dead with that reason (default 100).
+   */
+  snooze?: { minDelaySeconds?: number; maxInARow?: number };
   /** Retry delays: base and cap of the exponential backoff, seconds. Defaults 30 and 21600. */
   backoff?: { baseSeconds?: number; capSeconds?: number };
   clock?: QueueClock;
@@ -113,6 +120,7 @@ interface ClaimRow {
   idempotency_key: string | null;
   run_at_ms: number;
   created_at_ms: number;
+  snoozes: number;
   /** Its attempt was counted at claim (a free slot was waiting for it); else it is counted when it starts. */
   counted: boolean;
 }
@@ -144,6 +152,8 @@ class ActiveJob extends Abortable implements JobContext {
   startedAt: Date | null = null;
   t0 = 0;
   completedWith = false;
+  /** Snoozes in a row before this run (jobs.snoozes as claimed). */
+  snoozes = 0;
   /** Whether the database counts this attempt yet (see CLAIM and START_MANY in sql.ts). */
   counted = false;
   /** Until when (the injected clock's ms) the database holds this job for us, as far as we last heard. */
@@ -253,6 +263,8 @@ export class Worker {
   private readonly housekeeping: Required<HousekeepingOptions> | null;
   private readonly backoffBase: number;
   private readonly backoffCap: number;
+  private readonly minSnoozeMs: number;
+  private readonly maxSnoozesInARow: number;
   private readonly clock: QueueClock;
   private readonly random: RandomSource;
   private readonly logger: QueueLogger;
@@ -314,6 +326,8 @@ export class Worker {
     this.listen = options.listen ?? true;
     this.backoffBase = options.backoff?.baseSeconds ?? 30;
     this.backoffCap = options.backoff?.capSeconds ?? 6 * 60 * 60;
+    this.minSnoozeMs = Math.max(0, options.snooze?.minDelaySeconds ?? 5) * 1000;
+    this.maxSnoozesInARow = positiveInt('snooze.maxInARow', options.snooze?.maxInARow ?? 100);
     this.clock = options.clock ?? systemClock;
     this.random = options.random ?? Math.random;
     this.logger = options.logger ?? silentLogger;
@@ -545,6 +559,7 @@ export class Worker {
       }, row.lease_token);
       active.leaseUntil = lockedUntil.getTime();
       active.counted = row.counted;
+      active.snoozes = row.snoozes;
       this.held.set(row.id, active);
       this.buffer.push(active);
       if (this.debug) this.logger.debug(this.fields(active), 'job claimed');
@@ -903,14 +918,23 @@ export class Worker {
       return;
     }
     const now = this.clock.now();
+    if (error instanceof SnoozeJob && active.snoozes >= this.maxSnoozesInARow) {
+      // A handler that always snoozes would otherwise keep the job for ever.
+      error = new PermanentJobError(
+        `snoozed ${active.snoozes + 1} times in a row without running to an end (last: ${error.reason})`,
+      );
+    }
     try {
       if (error instanceof SnoozeJob) {
-        const ok = await this.writeDurably(active, SQL.SNOOZE, [job.id, this.workerId, active.token, now, error.until, error.reason, active.startedAt]);
+        // A snooze to the past would run again at the poll rate: it waits the
+        // minimum delay instead. (To now exactly is kept: "after this instant".)
+        const until = error.until.getTime() < now.getTime() ? new Date(now.getTime() + this.minSnoozeMs) : error.until;
+        const ok = await this.writeDurably(active, SQL.SNOOZE, [job.id, this.workerId, active.token, now, until, error.reason, active.startedAt]);
         this.metrics?.observeDuration(kind, 'snoozed', seconds);
         if (!ok) this.lost(active, 'snooze');
         else {
           this.metrics?.snoozed.inc({ kind });
-          this.logger.info({ ...this.fields(active), until: error.until.toISOString(), reason: error.reason }, 'job snoozed');
+          this.logger.info({ ...this.fields(active), until: until.toISOString(), reason: error.reason }, 'job snoozed');
         }
         return;
       }
