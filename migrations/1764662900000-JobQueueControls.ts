@@ -10,6 +10,9 @@ import type { MigrationInterface, QueryRunner } from 'typeorm';
 //   is compared on a row found by id.
 // - snoozes: snoozes in a row since the job last ran to an end, so that a
 //   handler that snoozes for ever (to a past time, say) is stopped.
+// - job_kind_pauses: kinds an operator paused. The claim reads it (a handful
+//   of rows at most), so every worker stops claiming a paused kind at its
+//   next claim and a pause survives restarts.
 export class JobQueueControls1764662900000 implements MigrationInterface {
   name = 'JobQueueControls1764662900000';
 
@@ -17,9 +20,15 @@ export class JobQueueControls1764662900000 implements MigrationInterface {
     await db.query(`CREATE SEQUENCE jobs_lease_token_seq AS bigint CACHE 1000`);
     await db.query(`ALTER TABLE jobs ADD COLUMN lease_token bigint`);
     await db.query(`ALTER TABLE jobs ADD COLUMN snoozes integer NOT NULL DEFAULT 0`);
+    await db.query(`
+      CREATE TABLE job_kind_pauses (
+        kind      text PRIMARY KEY,
+        paused_at timestamptz NOT NULL
+      )`);
   }
 
   async down(db: QueryRunner): Promise<void> {
+    await db.query('DROP TABLE job_kind_pauses');
     await db.query('ALTER TABLE jobs DROP COLUMN snoozes');
     await db.query('ALTER TABLE jobs DROP COLUMN lease_token');
     await db.query('DROP SEQUENCE jobs_lease_token_seq');

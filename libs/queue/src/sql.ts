@@ -97,18 +97,23 @@ export const JOBS_BY_KEYS = `SELECT ${JOB_COLUMNS} FROM jobs WHERE idempotency_k
 // in the worker's buffer and count theirs with START_MANY when they start. A
 // worker killed with a full buffer then costs those jobs no attempt (the
 // reaper tells them apart by locked_at IS NULL). `cut` is the last row that
-// starts at once, so the per-row test is one row comparison.
+// starts at once, so the per-row test is one row comparison. Paused kinds
+// (job_kind_pauses, a few rows at most) are read by every claim, so a pause
+// holds from the next claim of every worker on. They are taken out of the
+// kinds array rather than filtered (`kind <> ALL (…)`): the generic plan
+// guessed that filter kept one row and sorted a bitmap scan of every due job.
 // `= ANY (ARRAY(…))` rather than a join: a prepared statement soon runs a
 // generic plan, which guesses LIMIT $3 at 10% of the table and then
 // hash-joins the whole table; an id array always probes the primary key.
 const STARTS_NOW = `($6::integer > 0 AND coalesce((j.priority, j.run_at, j.id) <= (SELECT priority, run_at, id FROM cut), true))`;
 
 export const CLAIM: NamedStatement = {
-  name: 'queue_claim_v3',
+  name: 'queue_claim_v4',
   text: `
 WITH picked AS (
   SELECT id, priority, run_at FROM jobs
-  WHERE status = 'queued' AND run_at <= $1 AND kind = ANY($2::text[])
+  WHERE status = 'queued' AND run_at <= $1
+    AND kind = ANY (ARRAY(SELECT unnest($2::text[]) EXCEPT SELECT kind FROM job_kind_pauses))
   ORDER BY priority, run_at, id
   LIMIT $3
   FOR NO KEY UPDATE SKIP LOCKED
@@ -314,16 +319,20 @@ WITH expired AS (
 SELECT id, kind, attempts, status, idempotency_key, worker FROM updated`,
 };
 
-// Pruning: finished jobs older than the cutoff, a small batch per statement
-// (each its own short transaction), oldest first through jobs_finished_idx.
+// Pruning: finished jobs older than the cutoff ($1; dead jobs: $3, kept
+// longer for inspection by default), a small batch per statement (each its
+// own short transaction), oldest first through jobs_finished_idx. Dead jobs
+// younger than their cutoff but older than $1 are walked past on every run:
+// few, since dead jobs are.
 // Their history goes in the same statement. SKIP LOCKED: never wait behind an
 // operator's retry of the same row.
 export const PRUNE: NamedStatement = {
-  name: 'queue_prune_v1',
+  name: 'queue_prune_v2',
   text: `
 WITH doomed AS (
   SELECT id FROM jobs
-  WHERE status IN ('succeeded', 'dead', 'cancelled') AND finished_at < $1
+  WHERE status IN ('succeeded', 'dead', 'cancelled') AND finished_at < greatest($1::timestamptz, $3::timestamptz)
+    AND finished_at < CASE WHEN status = 'dead' THEN $3::timestamptz ELSE $1::timestamptz END
   ORDER BY finished_at
   LIMIT $2
   FOR UPDATE SKIP LOCKED
@@ -365,15 +374,18 @@ SELECT count(*)::integer AS deleted FROM gone`,
 // Cold cache, with enable_seqscan on, the planner chose the same three index
 // scans: 30 ms, 3,150 buffers. No branch touches the 880,000 finished rows; the
 // cost is the ready rows' heap pages, so it grows with the backlog, not the table.
+// The paused kinds ride along as a fourth branch (a few rows).
 export const GAUGES = `
-SELECT kind, count(*)::integer AS ready, min(run_at) AS oldest_ready, 0 AS running, 0 AS stuck, 0 AS dead
+SELECT kind, count(*)::integer AS ready, min(run_at) AS oldest_ready, 0 AS running, 0 AS stuck, 0 AS dead, false AS paused
 FROM jobs WHERE status = 'queued' AND run_at <= $1 GROUP BY kind
 UNION ALL
-SELECT kind, 0, NULL, count(*)::integer, (count(*) FILTER (WHERE locked_until < $1))::integer, 0
+SELECT kind, 0, NULL, count(*)::integer, (count(*) FILTER (WHERE locked_until < $1))::integer, 0, false
 FROM jobs WHERE status = 'running' GROUP BY kind
 UNION ALL
-SELECT kind, 0, NULL, 0, 0, count(*)::integer
-FROM jobs WHERE status = 'dead' GROUP BY kind`;
+SELECT kind, 0, NULL, 0, 0, count(*)::integer, false
+FROM jobs WHERE status = 'dead' GROUP BY kind
+UNION ALL
+SELECT kind, 0, NULL, 0, 0, 0, true FROM job_kind_pauses`;
 
 // Not on any scrape: the ops page. Scheduled (queued, run_at > now) walks the
 // future part of jobs_runnable_idx, which is as large as the number of
@@ -424,6 +436,33 @@ WITH updated AS (
 )
 SELECT (SELECT count(*) FROM updated)::integer AS changed, (SELECT count(*) FROM wake)::integer AS woken,
        (SELECT status FROM jobs WHERE id = $1) AS status`;
+
+// Bulk retry: every dead job of a kind back to queued, as RETRY_JOB does one
+// (jobs_dead_idx is keyed on kind). One statement: dead jobs are few.
+export const RETRY_DEAD_OF_KIND = `
+WITH updated AS (
+  UPDATE jobs
+  SET status = 'queued', attempts = 0, snoozes = 0, run_at = $2, locked_at = NULL, locked_until = NULL, locked_by = NULL,
+      finished_at = NULL, updated_at = $2
+  WHERE kind = $1 AND status = 'dead'
+  RETURNING id
+), wake AS (
+  SELECT pg_notify('${WAKE_CHANNEL}', '') FROM (SELECT 1 FROM updated LIMIT 1) AS one
+)
+SELECT (SELECT count(*) FROM updated)::integer AS retried, (SELECT count(*) FROM wake)::integer AS woken`;
+
+// Pause and resume a kind: the claim reads job_kind_pauses. Pausing twice
+// keeps the first time. Resuming wakes the workers (the kind's ready jobs
+// wait for no poll).
+export const PAUSE_KIND = `
+INSERT INTO job_kind_pauses (kind, paused_at) VALUES ($1, $2) ON CONFLICT (kind) DO NOTHING RETURNING kind`;
+
+export const RESUME_KIND = `
+WITH deleted AS (DELETE FROM job_kind_pauses WHERE kind = $1 RETURNING kind),
+wake AS (SELECT pg_notify('${WAKE_CHANNEL}', '') FROM (SELECT 1 FROM deleted LIMIT 1) AS one)
+SELECT (SELECT count(*) FROM deleted)::integer AS resumed, (SELECT count(*) FROM wake)::integer AS woken`;
+
+export const PAUSED_KINDS = `SELECT kind, paused_at FROM job_kind_pauses ORDER BY kind`;
 
 // Cancel: only a queued job. A running job is not cancelled (its handler may
 // already have sent the push); the caller gets 'conflict'.

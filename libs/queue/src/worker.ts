@@ -43,8 +43,10 @@ export interface HousekeepingOptions {
   reapEverySeconds?: number;
   /** How often the prune job runs. Default 3600. */
   pruneEverySeconds?: number;
-  /** Finished jobs older than this are deleted. Default 14. */
+  /** Succeeded and cancelled jobs finished longer ago than this are deleted. Default 14. */
   retentionDays?: number;
+  /** Dead jobs are kept longer, for someone to look at or retry: deleted after this many days. Default 30. */
+  deadRetentionDays?: number;
 }
 
 export interface WorkerOptions {
@@ -344,6 +346,7 @@ export class Worker {
         reapEverySeconds: h.reapEverySeconds ?? Math.max(5, Math.round(leaseSeconds / 3)),
         pruneEverySeconds: h.pruneEverySeconds ?? 3600,
         retentionDays: h.retentionDays ?? 14,
+        deadRetentionDays: h.deadRetentionDays ?? 30,
       };
       this.register(REAP_KIND, (_job, ctx) => this.runReaper(ctx));
       this.register(PRUNE_KIND, (_job, ctx) => this.runPrune(ctx));
@@ -1130,10 +1133,13 @@ export class Worker {
   }
 
   private async runPrune(ctx: JobContext): Promise<void> {
-    const days = this.housekeeping?.retentionDays ?? 14;
-    const cutoff = new Date(this.clock.now().getTime() - days * 86_400_000);
-    const deleted = await pruneFinishedJobs(this.pool, cutoff, { signal: ctx.signal });
-    if (deleted > 0) this.logger.info({ deleted, cutoff: cutoff.toISOString() }, 'queue: pruned finished jobs');
+    const now = this.clock.now().getTime();
+    const cutoff = new Date(now - (this.housekeeping?.retentionDays ?? 14) * 86_400_000);
+    const deadCutoff = new Date(now - (this.housekeeping?.deadRetentionDays ?? 30) * 86_400_000);
+    const deleted = await pruneFinishedJobs(this.pool, cutoff, { deadOlderThan: deadCutoff, signal: ctx.signal });
+    if (deleted > 0) {
+      this.logger.info({ deleted, cutoff: cutoff.toISOString(), deadCutoff: deadCutoff.toISOString() }, 'queue: pruned finished jobs');
+    }
   }
 
   private async tickRecurring(): Promise<void> {
