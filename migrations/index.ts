@@ -5,6 +5,7 @@ import { JobQueue1764662500000 } from './1764662500000-JobQueue.js';
 import { PushDeliveries1764662600000 } from './1764662600000-PushDeliveries.js';
 import { ReminderOccurrences1764662700000 } from './1764662700000-ReminderOccurrences.js';
 import { OccurrenceStates1764662800000 } from './1764662800000-OccurrenceStates.js';
+import { JobQueueControls1764662900000 } from './1764662900000-JobQueueControls.js';
 
 export const migrations = [
   UsersDevicesReminders1764662400000,
@@ -12,4 +13,5 @@ export const migrations = [
   PushDeliveries1764662600000,
   ReminderOccurrences1764662700000,
   OccurrenceStates1764662800000,
+  JobQueueControls1764662900000,
 ];

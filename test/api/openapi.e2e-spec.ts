@@ -62,6 +62,7 @@ describe('OpenAPI document', () => {
       'POST /v1/reminders', 'GET /v1/reminders', 'GET /v1/reminders/{id}', 'PATCH /v1/reminders/{id}', 'DELETE /v1/reminders/{id}',
       'GET /v1/reminders/{id}/occurrences', 'GET /v1/reminders/{id}/deliveries',
       'GET /v1/ops/queue', 'GET /v1/ops/jobs', 'GET /v1/ops/jobs/{id}', 'POST /v1/ops/jobs/{id}/retry', 'POST /v1/ops/jobs/{id}/cancel',
+      'POST /v1/ops/jobs/retry', 'POST /v1/ops/kinds/{kind}/pause', 'POST /v1/ops/kinds/{kind}/resume',
       'GET /health/live', 'GET /health/ready',
     ]) {
       expect(all).toContain(route);

@@ -61,6 +61,40 @@ describe('ops API', () => {
     expect((await api.request('POST', `/v1/ops/jobs/${queued}/cancel`, { token: ops })).status).toBe(409);
   });
 
+  it('pauses and resumes a kind: stored, shown as paused in the queue stats', async () => {
+    const paused = await api.request('POST', '/v1/ops/kinds/send_reminder/pause', { token: ops });
+    expect(paused.status).toBe(200);
+    expect(paused.body).toEqual({ kind: 'send_reminder', paused: true });
+    expect((await api.request('POST', '/v1/ops/kinds/send_reminder/pause', { token: ops })).status).toBe(200);
+    expect((await db.pool.query(`SELECT kind FROM job_kind_pauses`)).rows).toEqual([{ kind: 'send_reminder' }]);
+    const stats = await api.request('GET', '/v1/ops/queue', { token: ops });
+    const byKind = Object.fromEntries(stats.body.kinds.map((k: { kind: string }) => [k.kind, k]));
+    expect(byKind.send_reminder.paused).toBe(true);
+    expect(byKind.send_notification.paused).toBe(false);
+
+    const resumed = await api.request('POST', '/v1/ops/kinds/send_reminder/resume', { token: ops });
+    expect(resumed.body).toEqual({ kind: 'send_reminder', paused: false });
+    expect((await db.pool.query(`SELECT count(*)::int AS n FROM job_kind_pauses`)).rows[0].n).toBe(0);
+    expect((await api.request('POST', '/v1/ops/kinds/not%20a%20kind/pause', { token: ops })).status).toBe(400);
+  });
+
+  it('retries every dead job of a kind at once', async () => {
+    const now = api.clock.now();
+    const ids: string[] = [];
+    for (let i = 0; i < 3; i++) {
+      ids.push((await enqueue(db.pool, { kind: 'bulk_kind', payload: {}, idempotencyKey: `ops-bulk-${i}`, runAt: now })).job.id);
+    }
+    await db.pool.query(`UPDATE jobs SET status = 'dead', attempts = max_attempts, finished_at = $2 WHERE id = ANY($1::bigint[])`, [ids.slice(0, 2), now]);
+    const res = await api.request('POST', '/v1/ops/jobs/retry', { token: ops, body: { kind: 'bulk_kind', status: 'dead' } });
+    expect(res.status).toBe(200);
+    expect(res.body).toEqual({ retried: 2 });
+    const { rows } = await db.pool.query(`SELECT status, attempts FROM jobs WHERE kind = 'bulk_kind' ORDER BY id`);
+    expect(rows).toEqual([{ status: 'queued', attempts: 0 }, { status: 'queued', attempts: 0 }, { status: 'queued', attempts: 0 }]);
+    expect((await api.request('POST', '/v1/ops/jobs/retry', { token: ops, body: { kind: 'bulk_kind', status: 'dead' } })).body).toEqual({ retried: 0 });
+    expect((await api.request('POST', '/v1/ops/jobs/retry', { token: ops, body: { kind: 'bulk_kind', status: 'queued' } })).status).toBe(400);
+    expect((await api.request('POST', '/v1/ops/jobs/retry', { token: ops, body: { status: 'dead' } })).status).toBe(400);
+  });
+
   it('refuses user tokens (403) and no token (401)', async () => {
     const user = await api.token('alice');
     for (const path of ['/v1/ops/queue', '/v1/ops/jobs', `/v1/ops/jobs/${dead}`]) {
@@ -68,5 +102,9 @@ describe('ops API', () => {
       expect((await api.request('GET', path)).status).toBe(401);
     }
     expect((await api.request('POST', `/v1/ops/jobs/${dead}/retry`, { token: user })).status).toBe(403);
+    for (const path of ['/v1/ops/kinds/send_reminder/pause', '/v1/ops/kinds/send_reminder/resume', '/v1/ops/jobs/retry']) {
+      expect((await api.request('POST', path, { token: user, body: { kind: 'send_reminder', status: 'dead' } })).status).toBe(403);
+      expect((await api.request('POST', path)).status).toBe(401);
+    }
   });
 });

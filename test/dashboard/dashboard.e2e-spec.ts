@@ -196,6 +196,20 @@ describe('operator dashboard (/ops) in Chromium', () => {
     expect(rows).toEqual([{ status: 'scheduled' }]);
   });
 
+  it('pauses a kind from its row: marked paused, stored in the database; Resume lifts it', async () => {
+    const row = page.locator('#queue-table tbody tr[data-kind="send_reminder"]');
+    await page.getByRole('button', { name: 'Pause send_reminder' }).click();
+    await expect.poll(() => page.getByRole('status').textContent()).toMatch(/send_reminder paused/);
+    await expect.poll(() => row.getAttribute('data-paused')).toBe('true');
+    expect(await row.locator('th').textContent()).toBe('send_reminderpaused');
+    expect((await db.pool.query(`SELECT kind FROM job_kind_pauses`)).rows).toEqual([{ kind: 'send_reminder' }]);
+    expect(await page.locator('#queue-table tbody tr[data-kind="send_notification"]').getAttribute('data-paused')).toBe('false');
+
+    await page.getByRole('button', { name: 'Resume send_reminder' }).click();
+    await expect.poll(() => row.getAttribute('data-paused')).toBe('false');
+    expect((await db.pool.query(`SELECT count(*)::int AS n FROM job_kind_pauses`)).rows[0].n).toBe(0);
+  });
+
   it('reads on a phone without sideways scrolling, and breaks no CSP rule', async () => {
     await page.setViewportSize({ width: 390, height: 844 });
     await page.locator('#detail-close').click();

@@ -109,6 +109,29 @@ describe('enqueue', () => {
     }
   });
 
+  it('REPEATABLE READ: a key committed by a concurrent transaction is a serialization failure (40001); the retried transaction gets the job', async () => {
+    const a = await db.pool.connect();
+    const b = await db.pool.connect();
+    try {
+      await a.query('BEGIN');
+      await b.query('BEGIN ISOLATION LEVEL REPEATABLE READ');
+      await b.query('SELECT 1'); // b's snapshot is taken here, before a commits
+      const ra = await enqueue(a, { kind: 'test', idempotencyKey: 'rr-race' });
+      await a.query('COMMIT');
+      // The row is invisible to b's snapshot: PostgreSQL cannot return it, nor insert another.
+      await expect(enqueue(b, { kind: 'test', idempotencyKey: 'rr-race' })).rejects.toMatchObject({ code: '40001' });
+      await b.query('ROLLBACK');
+      // What a caller at this level does with any 40001: run the transaction again.
+      await b.query('BEGIN ISOLATION LEVEL REPEATABLE READ');
+      const again = await enqueue(b, { kind: 'test', idempotencyKey: 'rr-race' });
+      await b.query('COMMIT');
+      expect(again).toMatchObject({ created: false, job: { id: ra.job.id } });
+    } finally {
+      a.release();
+      b.release();
+    }
+  });
+
   it('enqueueMany makes N jobs in one statement and one notification', async () => {
     const statements: string[] = [];
     const spy: QueryExecutor = {

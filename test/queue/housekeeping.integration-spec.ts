@@ -109,4 +109,23 @@ describe('housekeeping through the queue', () => {
     const again = await enqueueMany(db.pool, [{ kind: 'k', idempotencyKey: 'p-0' }, { kind: 'k', idempotencyKey: 'p-5' }], { now });
     expect(again.map((r) => r.created)).toEqual([true, false]);
   });
+
+  it('dead jobs are kept for deadRetentionDays (default 30), other finished jobs for retentionDays', async () => {
+    const now = clock.now();
+    const day = 86_400_000;
+    const jobs = await enqueueMany(db.pool, Array.from({ length: 5 }, (_, i) => ({ kind: 'k', idempotencyKey: `d-${i}` })), { now });
+    const set = (i: number, status: string, daysAgo: number) =>
+      db.pool.query(`UPDATE jobs SET status = $2, finished_at = $3 WHERE id = $1`, [jobs[i]!.job.id, status, new Date(now.getTime() - daysAgo * day)]);
+    await set(0, 'succeeded', 15);
+    await set(1, 'cancelled', 15);
+    await set(2, 'dead', 15);
+    await set(3, 'dead', 29);
+    await set(4, 'dead', 31);
+    // The worker's own prune job, with the default retentions (14 and 30 days).
+    await enqueueMany(db.pool, [{ kind: 'queue.prune', idempotencyKey: 'prune-now' }], { now });
+    const w = new Worker({ pool: db.pool, workerId: 'hk', clock, listen: false, housekeeping: { retentionDays: 14 } });
+    expect(await w.runOnce()).toBe(1);
+    const { rows } = await db.pool.query<{ idempotency_key: string }>(`SELECT idempotency_key FROM jobs ORDER BY id`);
+    expect(rows.map((r) => r.idempotency_key)).toEqual(['d-2', 'd-3', 'prune-now']);
+  });
 });

@@ -5,6 +5,7 @@ import {
   getJob,
   LeaseLostError,
   reapExpiredJobs,
+  retryJob,
   Worker,
   type JobContext,
 } from '../../libs/queue/src/index.js';
@@ -95,6 +96,39 @@ describe('leases, the reaper and completeWith', () => {
     expect(await jobRow(db.pool, job.id)).toMatchObject({ status: 'succeeded', attempts: 2, locked_by: 'worker-b' });
   });
 
+  it('a stale run cannot end a later run of the same worker after an operator retry reset the attempts', async () => {
+    const { job } = await enqueue(db.pool, { kind: 'slow', maxAttempts: 1 }, { now: clock.now() });
+    const failA = deferred();
+    const startedA = deferred();
+    const a = makeWorker('worker-a', async () => {
+      startedA.resolve();
+      await failA.promise;
+      throw new Error('the stale run gives up late');
+    });
+    const runA = a.runOnce();
+    await startedA.promise;
+    // The run stalls past its lease: dead (its only attempt); an operator retries it (attempts back to 0).
+    clock.advance(31_000);
+    expect(await reapExpiredJobs(db.pool, clock.now())).toMatchObject([{ id: job.id, status: 'dead' }]);
+    expect(await retryJob(db.pool, job.id, clock.now())).toBe('retried');
+
+    // The same worker (same id) runs it again: (id, worker, attempt 1) once more.
+    const holdB = deferred();
+    const startedB = deferred();
+    const b = makeWorker('worker-a', async () => {
+      startedB.resolve();
+      await holdB.promise;
+    });
+    const runB = b.runOnce();
+    await startedB.promise;
+    failA.resolve();
+    await runA;
+    expect(await jobRow(db.pool, job.id)).toMatchObject({ status: 'running', attempts: 1, last_error: expect.stringMatching(/^lease expired/) });
+    holdB.resolve();
+    await runB;
+    expect(await jobRow(db.pool, job.id)).toMatchObject({ status: 'succeeded', attempts: 1 });
+  });
+
   it('heartbeats extend the lease; a lost lease aborts the handler\'s signal', async () => {
     const { job } = await enqueue(db.pool, { kind: 'slow' }, { now: clock.now() });
     const started = deferred<JobContext>();
@@ -144,6 +178,35 @@ describe('leases, the reaper and completeWith', () => {
     expect(await statusCounts(db.pool)).toEqual({ queued: 2, dead: 1 });
   });
 
+  it('jobs a killed worker had claimed but not started use no attempt: maxAttempts 1 is not dead after the crash', async () => {
+    const jobs = await enqueueMany(db.pool, [
+      { kind: 'slow', maxAttempts: 1 }, { kind: 'slow', maxAttempts: 1 }, { kind: 'slow', maxAttempts: 1 },
+    ], { now: clock.now() });
+    // One slot, a batch of three: one runs (and hangs), two wait in the buffer; then the process dies.
+    const ghost = makeWorker('ghost', () => new Promise<void>(() => undefined), { concurrency: 1, batchSize: 3 });
+    void ghost.runOnce(3);
+    await waitFor(async () => (await statusCounts(db.pool)).running === 3);
+    clock.advance(31_000);
+    const reaped = await reapExpiredJobs(db.pool, clock.now());
+    expect(reaped.map((r) => r.status).sort()).toEqual(['dead', 'queued', 'queued']);
+    const { rows } = await db.pool.query<{ status: string; attempts: number; n: number }>(
+      `SELECT status, attempts, count(*)::int AS n FROM jobs GROUP BY 1, 2 ORDER BY 1`,
+    );
+    // The one that ran used its attempt; the buffered ones did not, and have no history.
+    expect(rows).toEqual([{ status: 'dead', attempts: 1, n: 1 }, { status: 'queued', attempts: 0, n: 2 }]);
+    const histories = await Promise.all(jobs.map((j) => getJob(db.pool, j.job.id)));
+    expect(histories.map((h) => h!.history.length).sort()).toEqual([0, 0, 1]);
+
+    // Another worker, one slot, a batch of two: the buffered job's attempt counts when it starts.
+    const seen: number[] = [];
+    const b = makeWorker('worker-b', async (_ctx, id) => {
+      seen.push((await jobRow(db.pool, id)).attempts);
+    }, { concurrency: 1, batchSize: 2 });
+    expect(await b.runOnce(2)).toBe(2);
+    expect(seen).toEqual([1, 1]);
+    expect(await statusCounts(db.pool)).toEqual({ dead: 1, succeeded: 2 });
+  });
+
   it('completeWith: the handler\'s writes and the completion commit together', async () => {
     const { job } = await enqueue(db.pool, { kind: 'slow' }, { now: clock.now() });
     const w = makeWorker('worker-a', async (ctx, id) => {
@@ -172,6 +235,22 @@ describe('leases, the reaper and completeWith', () => {
     });
     await w.runOnce();
     expect(await jobRow(db.pool, job.id)).toMatchObject({ status: 'queued', attempts: 1, last_error: 'Error: constraint violated' });
+    expect((await db.pool.query('SELECT count(*)::int AS n FROM side_effects')).rows[0].n).toBe(0);
+  });
+
+  it('completeWith whose fn throws, and a handler that then resolves: the job fails with that error, it does not succeed', async () => {
+    const { job } = await enqueue(db.pool, { kind: 'slow', maxAttempts: 3 }, { now: clock.now() });
+    const w = makeWorker('worker-a', async (ctx, id) => {
+      // The handler swallows the rejection (or forgot to await it) and resolves.
+      await ctx.completeWith(async (tx) => {
+        await tx.query(`INSERT INTO side_effects VALUES ($1, 'half done')`, [id]);
+        throw new Error('next occurrence could not be written');
+      }).catch(() => undefined);
+    });
+    await w.runOnce();
+    expect(await jobRow(db.pool, job.id)).toMatchObject({
+      status: 'queued', attempts: 1, last_error: 'Error: next occurrence could not be written',
+    });
     expect((await db.pool.query('SELECT count(*)::int AS n FROM side_effects')).rows[0].n).toBe(0);
   });
 

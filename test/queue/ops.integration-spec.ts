@@ -10,13 +10,17 @@ import {
   getJob,
   InvalidQueueQueryError,
   listJobs,
+  pauseKind,
+  pausedKinds,
   QueueMetrics,
   queueStats,
+  resumeKind,
+  retryDeadJobs,
   retryJob,
   Worker,
 } from '../../libs/queue/src/index.js';
 import { createTestDatabase, type TestDatabase } from '../support/database.js';
-import { jobRow, PinnedClock } from './helpers.js';
+import { deferred, jobRow, PinnedClock, statusCounts } from './helpers.js';
 
 describe('ops functions and metrics', () => {
   let db: TestDatabase;
@@ -28,7 +32,7 @@ describe('ops functions and metrics', () => {
   });
   afterAll(async () => db.drop());
   beforeEach(async () => {
-    await db.pool.query('TRUNCATE jobs, job_runs');
+    await db.pool.query('TRUNCATE jobs, job_runs, job_kind_pauses');
   });
 
   async function arrange() {
@@ -59,9 +63,11 @@ describe('ops functions and metrics', () => {
     expect(await queueStats(db.pool, clock.now())).toEqual({
       send_notification: {
         ready: 1, scheduled: 0, running: 0, stuck: 0, dead: 1, oldestReadyAgeSeconds: 5, succeededLastHour: 0, failedLastHour: 1,
+        paused: false,
       },
       send_reminder: {
         ready: 2, scheduled: 1, running: 2, stuck: 1, dead: 0, oldestReadyAgeSeconds: 90, succeededLastHour: 1, failedLastHour: 0,
+        paused: false,
       },
     });
   });
@@ -171,5 +177,72 @@ describe('ops functions and metrics', () => {
     await db.pool.query('ANALYZE jobs');
     const plan = await db.pool.query(`EXPLAIN UPDATE jobs SET status = 'cancelled' WHERE idempotency_key LIKE 'reminder:r1:%' AND status = 'queued'`);
     expect(plan.rows.map((r: Record<string, string>) => r['QUERY PLAN']).join('\n')).toMatch(/jobs_idempotency_key_key/);
+  });
+
+  it('pauseKind: no worker claims the kind (a running job finishes), stats and the gauge show it; resumeKind lets it run again', async () => {
+    const now = clock.now();
+    await enqueueMany(db.pool, [{ kind: 'a' }, { kind: 'a' }, { kind: 'b' }], { now });
+    const started = deferred();
+    const gate = deferred();
+    let runsOfA = 0;
+    const handlers = {
+      a: async () => {
+        if (++runsOfA === 1) {
+          started.resolve();
+          await gate.promise;
+        }
+      },
+      b: async () => undefined,
+    };
+    const one = new Worker({ pool: db.pool, clock, housekeeping: false, listen: false, concurrency: 1, batchSize: 1, handlers });
+    const first = one.runOnce(1);
+    await started.promise;
+    expect(await pauseKind(db.pool, 'a', now)).toBe(true);
+    expect(await pauseKind(db.pool, 'a', new Date(now.getTime() + 1000))).toBe(false);
+    expect(await pauseKind(db.pool, 'c', now)).toBe(true);
+    gate.resolve();
+    await first;
+    expect(await statusCounts(db.pool)).toEqual({ succeeded: 1, queued: 2 });
+
+    const w = new Worker({ pool: db.pool, clock, housekeeping: false, listen: false, handlers });
+    expect(await w.runOnce()).toBe(1); // b only
+    expect(await w.runOnce()).toBe(0);
+    expect(runsOfA).toBe(1);
+
+    const stats = await queueStats(db.pool, now);
+    expect(stats.a).toMatchObject({ ready: 1, paused: true });
+    expect(stats.b?.paused).toBe(false);
+    expect(stats.c).toMatchObject({ ready: 0, paused: true });
+    expect(await pausedKinds(db.pool)).toEqual([{ kind: 'a', pausedAt: now }, { kind: 'c', pausedAt: now }]);
+    const registry = new Registry();
+    new QueueMetrics({ registry, clock, executor: db.pool });
+    const text = await registry.metrics();
+    expect(text).toContain('queue_kind_paused{kind="a"} 1');
+    expect(text).not.toContain('queue_kind_paused{kind="b"}');
+
+    expect(await resumeKind(db.pool, 'a')).toBe(true);
+    expect(await resumeKind(db.pool, 'a')).toBe(false);
+    expect(await w.runOnce()).toBe(1);
+    expect(runsOfA).toBe(2);
+    expect(await statusCounts(db.pool)).toEqual({ succeeded: 3 });
+    expect((await queueStats(db.pool, now)).a?.paused).toBe(false);
+  });
+
+  it('retryDeadJobs: every dead job of one kind back to queued, attempts reset; others untouched', async () => {
+    const now = clock.now();
+    const jobs = await enqueueMany(db.pool, [
+      { kind: 'a' }, { kind: 'a' }, { kind: 'a' }, { kind: 'b' }, { kind: 'a' },
+    ], { now });
+    await db.pool.query(
+      `UPDATE jobs SET status = 'dead', attempts = max_attempts, last_error = 'boom', finished_at = $2 WHERE id = ANY($1::bigint[])`,
+      [jobs.slice(0, 4).map((j) => j.job.id), at(-60)],
+    );
+    expect(await retryDeadJobs(db.pool, 'a', now)).toBe(3);
+    expect(await retryDeadJobs(db.pool, 'a', now)).toBe(0);
+    const { rows } = await db.pool.query(`SELECT kind, status, attempts, count(*)::int AS n FROM jobs GROUP BY 1, 2, 3 ORDER BY 1, 2`);
+    expect(rows).toEqual([
+      { kind: 'a', status: 'queued', attempts: 0, n: 4 },
+      { kind: 'b', status: 'dead', attempts: 10, n: 1 },
+    ]);
   });
 });

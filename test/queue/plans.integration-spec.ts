@@ -11,6 +11,7 @@ describe('query plans of the hot path', () => {
   let db: TestDatabase;
   const now = new Date('2026-03-01T12:00:00Z');
   let runningIds: string[] = [];
+  let runningTokens: string[] = [];
 
   beforeAll(async () => {
     db = await createTestDatabase();
@@ -28,11 +29,15 @@ describe('query plans of the hot path', () => {
     // Statistics say nothing runs; then 2,000 jobs start running.
     await db.pool.query('VACUUM ANALYZE jobs');
     await db.pool.query(
-      `INSERT INTO jobs (kind, run_at, status, locked_by, attempts, locked_until) SELECT 'k', $1, 'running', 'w', 1, $1 FROM generate_series(1, 2000) g`,
+      `INSERT INTO jobs (kind, run_at, status, locked_by, attempts, locked_until, lease_token)
+       SELECT 'k', $1, 'running', 'w', 1, $1, nextval('jobs_lease_token_seq') FROM generate_series(1, 2000) g`,
       [now],
     );
-    const { rows } = await db.pool.query<{ id: string }>(`SELECT id FROM jobs WHERE status = 'running' ORDER BY id DESC LIMIT 500`);
+    const { rows } = await db.pool.query<{ id: string; lease_token: string }>(
+      `SELECT id, lease_token FROM jobs WHERE status = 'running' ORDER BY id DESC LIMIT 500`,
+    );
     runningIds = rows.map((r) => r.id);
+    runningTokens = rows.map((r) => r.lease_token);
   }, 60_000);
   afterAll(async () => db.drop());
 
@@ -60,20 +65,21 @@ describe('query plans of the hot path', () => {
     for (const n of removed) expect(n).toBeLessThanOrEqual(1);
   }
 
-  const ones = () => runningIds.map(() => 1);
+  const tokens = () => runningTokens;
   const later = new Date(now.getTime() + 60_000);
 
   it('claim walks the runnable index and probes the primary key', async () => {
-    const plan = await genericPlan(SQL.CLAIM.text, [now, ['k'], 500, later, 'w2']);
+    const plan = await genericPlan(SQL.CLAIM.text, [now, ['k'], 500, later, 'w2', 250]);
     expect(plan).toMatch(/Index Scan using jobs_runnable_idx/);
     expectBatchSized(plan);
   });
 
   it.each([
-    ['complete', SQL.COMPLETE_MANY, () => [runningIds, ones(), now, 'w']],
-    ['heartbeat', SQL.EXTEND_LEASES, () => [runningIds, ones(), later, 'w']],
-    ['release', SQL.RELEASE_MANY, () => [runningIds, ones(), now, 'w']],
-    ['lease check', SQL.LEASE_CHECK, () => [runningIds, ones(), 'w']],
+    ['complete', SQL.COMPLETE_MANY, () => [runningIds, tokens(), now, 'w']],
+    ['heartbeat', SQL.EXTEND_LEASES, () => [runningIds, tokens(), later, 'w']],
+    ['release', SQL.RELEASE_MANY, () => [runningIds, tokens(), now, 'w']],
+    ['start', SQL.START_MANY, () => [runningIds, tokens(), now, 'w']],
+    ['lease check', SQL.LEASE_CHECK, () => [runningIds, tokens(), 'w']],
   ] as const)('%s touches only the rows of its batch', async (_name, statement, values) => {
     const plan = await genericPlan(statement.text, values() as unknown[]);
     expectBatchSized(plan);
@@ -81,9 +87,9 @@ describe('query plans of the hot path', () => {
   });
 
   it.each([
-    ['retry', SQL.RETRY, () => [runningIds[0], 'w', 1, now, later, 'err', now, 'failed']],
-    ['bury', SQL.BURY, () => [runningIds[0], 'w', 1, now, 'err', now]],
-    ['snooze', SQL.SNOOZE, () => [runningIds[0], 'w', 1, now, later, 'quiet', now]],
+    ['retry', SQL.RETRY, () => [runningIds[0], 'w', runningTokens[0], now, later, 'err', now, 'failed']],
+    ['bury', SQL.BURY, () => [runningIds[0], 'w', runningTokens[0], now, 'err', now]],
+    ['snooze', SQL.SNOOZE, () => [runningIds[0], 'w', runningTokens[0], now, later, 'quiet', now]],
   ] as const)('%s of one job is a probe', async (_name, statement, values) => {
     expectBatchSized(await genericPlan(statement.text, values() as unknown[]));
   });

@@ -114,6 +114,17 @@ describe('failures, retries, snoozes', () => {
     expect(row.last_error).toBe('TransientJobError: 429 from provider');
   });
 
+  it('caps a huge Retry-After at the backoff cap (6 h) instead of writing an invalid date', async () => {
+    handler = async () => {
+      throw new TransientJobError('429 from provider', { retryAfterSeconds: 1e13 });
+    };
+    const { job } = await enqueue(db.pool, { kind: 'flaky' }, { now: clock.now() });
+    await worker.runOnce();
+    const row = await jobRow(db.pool, job.id);
+    expect(row).toMatchObject({ status: 'queued', attempts: 1, last_error: 'TransientJobError: 429 from provider' });
+    expect(row.run_at.toISOString()).toBe('2026-03-01T18:00:00.000Z');
+  });
+
   it('a snooze puts the job back at the given time without using an attempt', async () => {
     let runs = 0;
     handler = async () => {
@@ -134,6 +145,40 @@ describe('failures, retries, snoozes', () => {
     const detail = await getJob(db.pool, job.id);
     expect(detail?.history.map((h) => h.outcome)).toEqual(['snoozed', 'snoozed', 'snoozed', 'succeeded']);
     expect(detail?.history[0]?.error).toBe('quiet hours');
+  });
+
+  it('a snooze to the past waits the minimum delay, and a job snoozed more than maxInARow times in a row is dead with that reason', async () => {
+    let runs = 0;
+    handler = async () => {
+      runs++;
+      throw new SnoozeJob(new Date('2026-03-01T11:00:00.000Z'), 'clock confusion');
+    };
+    const w = new Worker({
+      pool: db.pool, clock, random, logger, housekeeping: false, listen: false, snooze: { maxInARow: 3 },
+      handlers: { flaky: (job, ctx) => handler(job, ctx) },
+    });
+    const { job } = await enqueue(db.pool, { kind: 'flaky', maxAttempts: 5 }, { now: clock.now() });
+    for (let i = 1; i <= 3; i++) {
+      expect(await w.runOnce()).toBe(1);
+      // Not again at the poll rate: not before the minimum delay (5 s).
+      expect(await w.runOnce()).toBe(0);
+      const row = await jobRow(db.pool, job.id);
+      expect(row).toMatchObject({ status: 'queued', attempts: 0 });
+      expect(row.run_at.getTime() - clock.now().getTime()).toBe(5000);
+      clock.advance(5000);
+    }
+    expect(await w.runOnce()).toBe(1);
+    expect(runs).toBe(4);
+    expect(await jobRow(db.pool, job.id)).toMatchObject({
+      status: 'dead', attempts: 1,
+      last_error: 'PermanentJobError: snoozed 4 times in a row without running to an end (last: clock confusion)',
+    });
+    const detail = await getJob(db.pool, job.id);
+    expect(detail?.history.map((h) => h.outcome)).toEqual(['snoozed', 'snoozed', 'snoozed', 'dead']);
+    // An operator's retry starts the count again.
+    expect(await retryJob(db.pool, job.id, clock.now())).toBe('retried');
+    await w.runOnce();
+    expect(await jobRow(db.pool, job.id)).toMatchObject({ status: 'queued', attempts: 0 });
   });
 
   it('PermanentJobError makes the job dead at once', async () => {

@@ -59,7 +59,7 @@ export class WorkerModule {
           connectionString: options.databaseUrl,
           concurrency: config.workerConcurrency,
           leaseSeconds: config.jobLeaseSeconds,
-          housekeeping: { retentionDays: config.jobRetentionDays },
+          housekeeping: { retentionDays: config.jobRetentionDays, deadRetentionDays: config.jobDeadRetentionDays },
           recurring: [
             { kind: REMINDER_SWEEP, everySeconds: 600 },
             { kind: TOKEN_CLEANUP, everySeconds: 86_400, payload: { inactiveDays: DEFAULT_INACTIVE_DAYS } },

@@ -16,6 +16,8 @@ export interface Config {
   jobLeaseSeconds: number;
   reminderJitterSeconds: number;
   jobRetentionDays: number;
+  /** Dead jobs are kept longer than other finished ones, for someone to look at or retry. */
+  jobDeadRetentionDays: number;
   skipMigrations: boolean;
   logLevel: string;
   workerHealthFile: string | undefined;
@@ -53,7 +55,8 @@ export const VARIABLES: readonly VariableSpec[] = [
   { name: 'WORKER_CONCURRENCY', description: 'jobs one worker process runs at once (a batch of reminders takes one slot per job)', default: '100' },
   { name: 'JOB_LEASE_SECONDS', description: 'how long a claimed job is held before the reaper returns it', default: '60' },
   { name: 'REMINDER_JITTER_SECONDS', description: 'spread of reminders due at the same minute (0 disables)', default: '0' },
-  { name: 'JOB_RETENTION_DAYS', description: 'finished jobs are pruned after this many days', default: '14' },
+  { name: 'JOB_RETENTION_DAYS', description: 'succeeded and cancelled jobs are pruned after this many days', default: '14' },
+  { name: 'JOB_DEAD_RETENTION_DAYS', description: 'dead jobs are pruned after this many days', default: '30' },
   { name: 'SKIP_MIGRATIONS', description: '`1` skips migrating at boot', default: '0' },
   { name: 'LOG_LEVEL', description: 'pino level', default: 'info' },
   { name: 'WORKER_HEALTH_FILE', description: 'a file the worker touches every few seconds, for container healthchecks' },

@@ -18,6 +18,13 @@ describe('loadConfig', () => {
     expect(config.role).toBe('all');
     expect(config.usingDevelopmentSecret).toBe(true);
     expect(config.databaseUrl).toBeUndefined();
+    expect(config.jobRetentionDays).toBe(14);
+    expect(config.jobDeadRetentionDays).toBe(30);
+  });
+
+  it('reads JOB_DEAD_RETENTION_DAYS and refuses a bad one', () => {
+    expect(loadConfig({ JOB_DEAD_RETENTION_DAYS: '90' }).jobDeadRetentionDays).toBe(90);
+    expect(problemsOf({ JOB_DEAD_RETENTION_DAYS: '0' }).join('\n')).toMatch(/JOB_DEAD_RETENTION_DAYS/);
   });
 
   it('names every bad variable at once', () => {

@@ -81,6 +81,7 @@ export function loadConfig(env: Env = process.env): Config {
     jobLeaseSeconds: integer('JOB_LEASE_SECONDS', 5, 86_400),
     reminderJitterSeconds: integer('REMINDER_JITTER_SECONDS', 0, 3_600),
     jobRetentionDays: integer('JOB_RETENTION_DAYS', 1, 3_650),
+    jobDeadRetentionDays: integer('JOB_DEAD_RETENTION_DAYS', 1, 3_650),
     skipMigrations: flag('SKIP_MIGRATIONS'),
     logLevel: oneOf('LOG_LEVEL', ['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'] as const),
     workerHealthFile: raw('WORKER_HEALTH_FILE'),

@@ -46,7 +46,8 @@ export async function reapExpiredJobs(
 }
 
 /**
- * Deletes succeeded, dead and cancelled jobs that finished before `olderThan`,
+ * Deletes succeeded and cancelled jobs that finished before `olderThan`, and
+ * dead ones that finished before `deadOlderThan` (default: `olderThan`),
  * with their history, `batchSize` rows per statement (each a short
  * transaction of its own when `executor` is a pool), until none is left,
  * `maxBatches` is reached or `signal` aborts. Returns the number deleted.
@@ -54,13 +55,14 @@ export async function reapExpiredJobs(
 export async function pruneFinishedJobs(
   executor: QueryExecutor,
   olderThan: Date,
-  options: { batchSize?: number; maxBatches?: number; signal?: AbortSignal } = {},
+  options: { deadOlderThan?: Date; batchSize?: number; maxBatches?: number; signal?: AbortSignal } = {},
 ): Promise<number> {
+  const deadOlderThan = options.deadOlderThan ?? olderThan;
   const batchSize = options.batchSize ?? 1000;
   const maxBatches = options.maxBatches ?? 1000;
   let deleted = 0;
   for (let i = 0; i < maxBatches && !options.signal?.aborted; i++) {
-    const [row] = await queryRows<{ deleted: number }>(executor, PRUNE.text, [olderThan, batchSize]);
+    const [row] = await queryRows<{ deleted: number }>(executor, PRUNE.text, [olderThan, batchSize, deadOlderThan]);
     const n = Number(row?.deleted ?? 0);
     deleted += n;
     if (n < batchSize) break;

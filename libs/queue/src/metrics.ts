@@ -35,6 +35,7 @@ export class QueueMetrics {
   readonly running: Gauge<'kind'>;
   readonly stuck: Gauge<'kind'>;
   readonly dead: Gauge<'kind'>;
+  readonly paused: Gauge<'kind'>;
 
   private readonly durationChildren = new Map<string, Child>();
   private executor: QueryExecutor | undefined;
@@ -82,6 +83,9 @@ export class QueueMetrics {
       name: 'queue_jobs_stuck', help: 'Running jobs past their lease (the reaper will return them)', labelNames: ['kind'], registers, collect,
     });
     this.dead = new Gauge({ name: 'queue_jobs_dead', help: 'Dead jobs kept for inspection', labelNames: ['kind'], registers, collect });
+    this.paused = new Gauge({
+      name: 'queue_kind_paused', help: '1 for a kind an operator paused (no worker claims it)', labelNames: ['kind'], registers, collect,
+    });
   }
 
   /** Where the scrape-time gauges read from, if not given at construction (e.g. a worker's pool). */
@@ -109,7 +113,7 @@ export class QueueMetrics {
     const now = (this.options.clock ?? systemClock).now();
     this.snapshot = queueGauges(executor, now).then(
       (rows) => {
-        for (const gauge of [this.ready, this.oldestReadyAge, this.running, this.stuck, this.dead]) gauge.reset();
+        for (const gauge of [this.ready, this.oldestReadyAge, this.running, this.stuck, this.dead, this.paused]) gauge.reset();
         for (const row of rows) {
           if (Number(row.ready) > 0) {
             this.ready.inc({ kind: row.kind }, Number(row.ready));
@@ -119,6 +123,7 @@ export class QueueMetrics {
           if (Number(row.running) > 0) this.running.inc({ kind: row.kind }, Number(row.running));
           if (Number(row.stuck) > 0) this.stuck.inc({ kind: row.kind }, Number(row.stuck));
           if (Number(row.dead) > 0) this.dead.inc({ kind: row.kind }, Number(row.dead));
+          if (row.paused) this.paused.set({ kind: row.kind }, 1);
         }
       },
       (error: unknown) => {

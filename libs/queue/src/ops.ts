@@ -17,11 +17,14 @@ export interface KindQueueStats {
   succeededLastHour: number;
   /** Failed attempts (retried, dead, lease expired) that finished in the last hour. */
   failedLastHour: number;
+  /** Paused by an operator (pauseKind): no worker claims it until resumeKind. */
+  paused: boolean;
 }
 
 function emptyStats(): KindQueueStats {
   return {
     ready: 0, scheduled: 0, running: 0, stuck: 0, dead: 0, oldestReadyAgeSeconds: 0, succeededLastHour: 0, failedLastHour: 0,
+    paused: false,
   };
 }
 
@@ -32,6 +35,7 @@ export interface GaugeRow {
   running: number;
   stuck: number;
   dead: number;
+  paused: boolean;
 }
 
 interface PoolLike {
@@ -67,7 +71,7 @@ export async function queueGauges(executor: QueryExecutor, now: Date): Promise<G
   }
 }
 
-/** Per kind, for the ops page. Kinds with nothing to report are absent. */
+/** Per kind, for the ops page. Kinds with nothing to report (and not paused) are absent. */
 export async function queueStats(executor: QueryExecutor, now: Date): Promise<Record<string, KindQueueStats>> {
   const hourAgo = new Date(now.getTime() - 3_600_000);
   // Sequential: the executor may be a single connection.
@@ -84,6 +88,7 @@ export async function queueStats(executor: QueryExecutor, now: Date): Promise<Re
     s.running += Number(g.running);
     s.stuck += Number(g.stuck);
     s.dead += Number(g.dead);
+    if (g.paused) s.paused = true;
     if (g.oldest_ready !== null) {
       s.oldestReadyAgeSeconds = Math.max(0, (now.getTime() - toDate(g.oldest_ready).getTime()) / 1000);
     }
@@ -235,4 +240,44 @@ export async function cancelJobs(executor: QueryExecutor, ids: readonly (string 
   if (valid.length === 0) return [];
   const rows = await queryRows<{ id: string }>(executor, SQL.CANCEL_QUEUED_BY_IDS, [valid, now]);
   return rows.map((r) => String(r.id));
+}
+
+/** Bulk retry: every dead job of `kind` back to queued (attempts reset), ready at `now`. Returns how many. */
+export async function retryDeadJobs(executor: QueryExecutor, kind: string, now: Date): Promise<number> {
+  const [row] = await queryRows<{ retried: number }>(executor, SQL.RETRY_DEAD_OF_KIND, [kind, now]);
+  return Number(row?.retried ?? 0);
+}
+
+export interface PausedKind {
+  kind: string;
+  pausedAt: Date;
+}
+
+/**
+ * Stops every worker from claiming jobs of `kind`, from its next claim on
+ * (jobs already claimed run to their end), until resumeKind. Stored in the
+ * database: it holds across restarts. False if it was paused already.
+ */
+export async function pauseKind(executor: QueryExecutor, kind: string, now: Date): Promise<boolean> {
+  checkPausableKind(kind);
+  const rows = await queryRows<{ kind: string }>(executor, SQL.PAUSE_KIND, [kind, now]);
+  return rows.length > 0;
+}
+
+/** Lets workers claim `kind` again (and wakes them). False if it was not paused. */
+export async function resumeKind(executor: QueryExecutor, kind: string): Promise<boolean> {
+  checkPausableKind(kind);
+  const [row] = await queryRows<{ resumed: number }>(executor, SQL.RESUME_KIND, [kind]);
+  return Number(row?.resumed ?? 0) > 0;
+}
+
+export async function pausedKinds(executor: QueryExecutor): Promise<PausedKind[]> {
+  const rows = await queryRows<{ kind: string; paused_at: Date | string }>(executor, SQL.PAUSED_KINDS, []);
+  return rows.map((r) => ({ kind: r.kind, pausedAt: toDate(r.paused_at) }));
+}
+
+function checkPausableKind(kind: string): void {
+  if (typeof kind !== 'string' || kind.length === 0 || kind.length > 200) {
+    throw new InvalidQueueQueryError('kind must be a string of 1 to 200 characters');
+  }
 }

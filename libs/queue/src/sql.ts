@@ -4,10 +4,11 @@
 // - `now` is always a parameter ($n), taken from the injected clock, never SQL
 //   now(): tests pin it, and every worker agrees with its own timers.
 // - Every transition of a running job is a compare-and-set on
-//   (id, status = 'running', locked_by = worker, attempts = attempt): a worker
-//   whose lease was reaped, or a stale attempt, matches no row and changes
-//   nothing, so a slow worker, the reaper and an operator never overwrite
-//   each other.
+//   (id, status = 'running', lease_token = the claim's token): a worker whose
+//   lease was reaped, or a stale run, matches no row and changes nothing, so
+//   a slow worker, the reaper and an operator never overwrite each other.
+//   The token is new at every claim; (worker, attempt) is not enough, since
+//   an operator's retry resets the attempts and a snooze gives one back.
 // - Hot-path statements (claim, heartbeat, complete, fail, release) carry a
 //   `name`: pg prepares them once per connection and then only sends values.
 // - Statements used through a caller's executor (enqueue, ops) are plain text:
@@ -26,7 +27,7 @@ const JOB_COLUMNS = `id, kind, payload, idempotency_key, priority, run_at, attem
 
 // Timestamps as epoch milliseconds (float8): a number is much cheaper for the
 // driver than parsing timestamptz text, at tens of thousands of rows a second.
-const CLAIMED_COLUMNS = `j.id, j.kind, j.payload, j.attempts, j.max_attempts, j.idempotency_key,
+const CLAIMED_COLUMNS = `j.id, j.lease_token, j.kind, j.payload, j.attempts, j.max_attempts, j.idempotency_key, j.snoozes,
   (extract(epoch FROM j.run_at) * 1000)::float8 AS run_at_ms, (extract(epoch FROM j.created_at) * 1000)::float8 AS created_at_ms`;
 
 // Enqueue one job inside the caller's transaction. ON CONFLICT DO NOTHING
@@ -88,28 +89,46 @@ export const JOBS_BY_KEYS = `SELECT ${JOB_COLUMNS} FROM jobs WHERE idempotency_k
 // partial predicate holds only queued rows, so the scan reads ready rows in
 // order and stops at the limit. SKIP LOCKED: concurrent claimers take
 // disjoint rows instead of queueing behind each other. FOR NO KEY UPDATE: the
-// weakest lock that still excludes other claimers. attempts is incremented
-// here, so the attempt number is part of every later compare-and-set.
+// weakest lock that still excludes other claimers. Each row gets a lease
+// token of its own, which every later compare-and-set of this run checks.
+// An attempt is used when its handler starts, not at claim: only the first $6
+// rows in claim order (those the worker has free slots for, which it starts
+// at once) count theirs here and get locked_at (= started); the others wait
+// in the worker's buffer and count theirs with START_MANY when they start. A
+// worker killed with a full buffer then costs those jobs no attempt (the
+// reaper tells them apart by locked_at IS NULL). `cut` is the last row that
+// starts at once, so the per-row test is one row comparison. Paused kinds
+// (job_kind_pauses, a few rows at most) are read by every claim, so a pause
+// holds from the next claim of every worker on. They are taken out of the
+// kinds array rather than filtered (`kind <> ALL (…)`): the generic plan
+// guessed that filter kept one row and sorted a bitmap scan of every due job.
 // `= ANY (ARRAY(…))` rather than a join: a prepared statement soon runs a
 // generic plan, which guesses LIMIT $3 at 10% of the table and then
 // hash-joins the whole table; an id array always probes the primary key.
+const STARTS_NOW = `($6::integer > 0 AND coalesce((j.priority, j.run_at, j.id) <= (SELECT priority, run_at, id FROM cut), true))`;
+
 export const CLAIM: NamedStatement = {
-  name: 'queue_claim_v2',
+  name: 'queue_claim_v4',
   text: `
 WITH picked AS (
-  SELECT id FROM jobs
-  WHERE status = 'queued' AND run_at <= $1 AND kind = ANY($2::text[])
+  SELECT id, priority, run_at FROM jobs
+  WHERE status = 'queued' AND run_at <= $1
+    AND kind = ANY (ARRAY(SELECT unnest($2::text[]) EXCEPT SELECT kind FROM job_kind_pauses))
   ORDER BY priority, run_at, id
   LIMIT $3
   FOR NO KEY UPDATE SKIP LOCKED
+), cut AS (
+  SELECT priority, run_at, id FROM picked ORDER BY priority, run_at, id OFFSET greatest($6::integer - 1, 0) LIMIT 1
 )
 UPDATE jobs AS j
-SET status = 'running', attempts = j.attempts + 1, locked_at = $1, locked_until = $4, locked_by = $5, updated_at = $1
+SET status = 'running', attempts = j.attempts + CASE WHEN ${STARTS_NOW} THEN 1 ELSE 0 END,
+    locked_at = CASE WHEN ${STARTS_NOW} THEN $1::timestamptz END, locked_until = $4, locked_by = $5, updated_at = $1,
+    lease_token = nextval('jobs_lease_token_seq')
 WHERE j.id = ANY (ARRAY(SELECT id FROM picked))
-RETURNING ${CLAIMED_COLUMNS}`,
+RETURNING ${CLAIMED_COLUMNS}, j.locked_at IS NOT NULL AS counted`,
 };
 
-// The rows of a batch that this worker still holds, as (id, attempt) pairs
+// The rows of a batch that this worker still holds, as (id, lease token) pairs
 // in two parallel arrays. Each pair is looked up through the primary key in
 // a LATERAL subquery, so the cost follows the batch, not the number of
 // running jobs: a plain join lets the planner (which, from statistics taken
@@ -119,10 +138,10 @@ RETURNING ${CLAIMED_COLUMNS}`,
 // in array order.
 function heldRows(lock: string, worker = '$4'): string {
   return `
-  SELECT t.id FROM unnest($1::bigint[], $2::integer[]) AS held(id, attempt)
+  SELECT t.id FROM unnest($1::bigint[], $2::bigint[]) AS held(id, token)
   CROSS JOIN LATERAL (
     SELECT id FROM jobs
-    WHERE id = held.id AND status = 'running' AND locked_by = ${worker} AND attempts = held.attempt
+    WHERE id = held.id AND status = 'running' AND locked_by = ${worker} AND lease_token = held.token
     ${lock}
   ) AS t`;
 }
@@ -137,12 +156,26 @@ function heldRows(lock: string, worker = '$4'): string {
 // written to job_runs: one write per job on this path). The UPDATE reaches
 // the rows through `id = ANY (ARRAY(…))`: primary-key probes whatever the plan.
 export const COMPLETE_MANY: NamedStatement = {
-  name: 'queue_complete_many_v2',
+  name: 'queue_complete_many_v3',
   text: `
 WITH mine AS (${heldRows('FOR NO KEY UPDATE')}
 )
 UPDATE jobs
 SET status = 'succeeded', finished_at = $3, locked_until = NULL, updated_at = $3
+WHERE id = ANY (ARRAY(SELECT id FROM mine))
+RETURNING id`,
+};
+
+// Buffered jobs whose handlers start now: their attempt counts from here,
+// and locked_at records the start. The handler runs once this has landed, so
+// an attempt that ran is always counted.
+export const START_MANY: NamedStatement = {
+  name: 'queue_start_many_v1',
+  text: `
+WITH mine AS (${heldRows('FOR NO KEY UPDATE')}
+)
+UPDATE jobs
+SET attempts = attempts + 1, locked_at = $3
 WHERE id = ANY (ARRAY(SELECT id FROM mine))
 RETURNING id`,
 };
@@ -154,7 +187,7 @@ RETURNING id`,
 // against a completion that locks the same rows in another order. Ids missing
 // from the result are checked with LEASE_CHECK before being declared lost.
 export const EXTEND_LEASES: NamedStatement = {
-  name: 'queue_extend_leases_v2',
+  name: 'queue_extend_leases_v3',
   text: `
 WITH mine AS (${heldRows('FOR NO KEY UPDATE SKIP LOCKED')}
 )
@@ -171,21 +204,23 @@ RETURNING id`,
 // join, a plan built from a statistics sample that saw no running jobs scanned
 // the running index once per batch row (test/queue/plans caught it, sometimes).
 export const LEASE_CHECK: NamedStatement = {
-  name: 'queue_lease_check_v3',
+  name: 'queue_lease_check_v4',
   text: heldRows('LIMIT 1', '$3'),
 };
 
 // A failed attempt that will be retried at $5 (backoff or Retry-After), or an
-// attempt interrupted by shutdown ($8 = 'interrupted', $5 = now). The job row
+// attempt interrupted by shutdown ($8 = 'interrupted', $5 = now). The attempt
+// ran to an end, so the snoozes in a row start again from 0. The job row
 // and its history row change in one statement, so history never disagrees
 // with the row.
 export const RETRY: NamedStatement = {
-  name: 'queue_retry_v1',
+  name: 'queue_retry_v2',
   text: `
 WITH updated AS (
   UPDATE jobs
-  SET status = 'queued', run_at = $5, last_error = $6, locked_at = NULL, locked_until = NULL, locked_by = NULL, updated_at = $4
-  WHERE id = $1 AND status = 'running' AND locked_by = $2 AND attempts = $3
+  SET status = 'queued', run_at = $5, last_error = $6, locked_at = NULL, locked_until = NULL, locked_by = NULL, updated_at = $4,
+      snoozes = 0
+  WHERE id = $1 AND status = 'running' AND locked_by = $2 AND lease_token = $3
   RETURNING id, kind, attempts
 )
 INSERT INTO job_runs (job_id, kind, attempt, worker, started_at, finished_at, outcome, error, next_run_at)
@@ -196,12 +231,12 @@ RETURNING job_id`,
 // Out of attempts, or a permanent error: dead, with its error, until an
 // operator retries it or it is pruned. locked_by/locked_at are kept.
 export const BURY: NamedStatement = {
-  name: 'queue_bury_v1',
+  name: 'queue_bury_v2',
   text: `
 WITH updated AS (
   UPDATE jobs
   SET status = 'dead', last_error = $5, locked_until = NULL, finished_at = $4, updated_at = $4
-  WHERE id = $1 AND status = 'running' AND locked_by = $2 AND attempts = $3
+  WHERE id = $1 AND status = 'running' AND locked_by = $2 AND lease_token = $3
   RETURNING id, kind, attempts
 )
 INSERT INTO job_runs (job_id, kind, attempt, worker, started_at, finished_at, outcome, error)
@@ -210,43 +245,50 @@ RETURNING job_id`,
 };
 
 // Snooze: back to queued at $5 and the attempt given back (attempts - 1), so
-// quiet hours never push a job towards dead. Recorded in the history.
+// quiet hours never push a job towards dead. Recorded in the history, and
+// counted in `snoozes` (the worker bounds snoozes in a row).
 export const SNOOZE: NamedStatement = {
-  name: 'queue_snooze_v1',
+  name: 'queue_snooze_v2',
   text: `
 WITH updated AS (
   UPDATE jobs
-  SET status = 'queued', run_at = $5, attempts = attempts - 1,
+  SET status = 'queued', run_at = $5, attempts = attempts - 1, snoozes = snoozes + 1,
       locked_at = NULL, locked_until = NULL, locked_by = NULL, updated_at = $4
-  WHERE id = $1 AND status = 'running' AND locked_by = $2 AND attempts = $3
-  RETURNING id, kind
+  WHERE id = $1 AND status = 'running' AND locked_by = $2 AND lease_token = $3
+  RETURNING id, kind, attempts + 1 AS attempt
 )
 INSERT INTO job_runs (job_id, kind, attempt, worker, started_at, finished_at, outcome, error, next_run_at)
-SELECT id, kind, $3, $2, $7, $4, 'snoozed', $6, $5 FROM updated
+SELECT id, kind, attempt, $2, $7, $4, 'snoozed', $6, $5 FROM updated
 RETURNING job_id`,
 };
 
-// Shutdown: jobs claimed but never started go back as they were (attempt not
-// consumed, run_at unchanged so they keep their place in line). Nothing ran,
-// so nothing goes to the history.
+// Shutdown: jobs claimed but never started go back as they were (an attempt
+// counted at claim for a job that then did not start is given back; run_at
+// unchanged so they keep their place in line). Nothing ran, so nothing goes
+// to the history.
 export const RELEASE_MANY: NamedStatement = {
-  name: 'queue_release_many_v2',
+  name: 'queue_release_many_v3',
   text: `
 WITH mine AS (${heldRows('FOR NO KEY UPDATE')}
 )
 UPDATE jobs
-SET status = 'queued', attempts = attempts - 1, locked_at = NULL, locked_until = NULL, locked_by = NULL, updated_at = $3
+SET status = 'queued', attempts = attempts - (locked_at IS NOT NULL)::integer,
+    locked_at = NULL, locked_until = NULL, locked_by = NULL, updated_at = $3
 WHERE id = ANY (ARRAY(SELECT id FROM mine))
 RETURNING id`,
 };
 
 // The reaper: running jobs whose lease ran out go back to queued (ready at
-// once), or to dead when that was their last attempt. Batched ($2) so one run
+// once), or to dead when that was their last attempt. A job that never
+// started (locked_at IS NULL: claimed into a buffer, its worker gone) used
+// no attempt: it goes back as it was, with no history row (nothing ran). Batched ($2) so one run
 // never holds many row locks; SKIP LOCKED so it never waits behind a worker
 // that is completing the very job (completeWith holds the row lock); the
 // UPDATE re-checks the lease so a heartbeat that landed in between wins.
+const OUT_OF_ATTEMPTS = `(j.locked_at IS NOT NULL AND j.attempts >= j.max_attempts)`;
+
 export const REAP: NamedStatement = {
-  name: 'queue_reap_v1',
+  name: 'queue_reap_v2',
   text: `
 WITH expired AS (
   SELECT id, locked_by, locked_at FROM jobs
@@ -256,13 +298,14 @@ WITH expired AS (
   FOR NO KEY UPDATE SKIP LOCKED
 ), updated AS (
   UPDATE jobs AS j
-  SET status = CASE WHEN j.attempts >= j.max_attempts THEN 'dead' ELSE 'queued' END,
-      run_at = CASE WHEN j.attempts >= j.max_attempts THEN j.run_at ELSE $1 END,
-      last_error = 'lease expired: worker ' || coalesce(expired.locked_by, '?') || ' stopped renewing it',
-      locked_at = CASE WHEN j.attempts >= j.max_attempts THEN j.locked_at END,
-      locked_by = CASE WHEN j.attempts >= j.max_attempts THEN j.locked_by END,
+  SET status = CASE WHEN ${OUT_OF_ATTEMPTS} THEN 'dead' ELSE 'queued' END,
+      run_at = CASE WHEN ${OUT_OF_ATTEMPTS} THEN j.run_at ELSE $1 END,
+      last_error = CASE WHEN j.locked_at IS NULL THEN j.last_error
+                   ELSE 'lease expired: worker ' || coalesce(expired.locked_by, '?') || ' stopped renewing it' END,
+      locked_at = CASE WHEN ${OUT_OF_ATTEMPTS} THEN j.locked_at END,
+      locked_by = CASE WHEN ${OUT_OF_ATTEMPTS} THEN j.locked_by END,
       locked_until = NULL,
-      finished_at = CASE WHEN j.attempts >= j.max_attempts THEN $1::timestamptz END,
+      finished_at = CASE WHEN ${OUT_OF_ATTEMPTS} THEN $1::timestamptz END,
       updated_at = $1
   FROM expired
   WHERE j.id = expired.id AND j.status = 'running' AND j.locked_until < $1
@@ -271,21 +314,25 @@ WITH expired AS (
   INSERT INTO job_runs (job_id, kind, attempt, worker, started_at, finished_at, outcome, error, next_run_at)
   SELECT id, kind, attempts, worker, started_at, $1, 'lease_expired', 'lease expired',
          CASE WHEN status = 'queued' THEN $1::timestamptz END
-  FROM updated
+  FROM updated WHERE started_at IS NOT NULL
 )
 SELECT id, kind, attempts, status, idempotency_key, worker FROM updated`,
 };
 
-// Pruning: finished jobs older than the cutoff, a small batch per statement
-// (each its own short transaction), oldest first through jobs_finished_idx.
+// Pruning: finished jobs older than the cutoff ($1; dead jobs: $3, kept
+// longer for inspection by default), a small batch per statement (each its
+// own short transaction), oldest first through jobs_finished_idx. Dead jobs
+// younger than their cutoff but older than $1 are walked past on every run:
+// few, since dead jobs are.
 // Their history goes in the same statement. SKIP LOCKED: never wait behind an
 // operator's retry of the same row.
 export const PRUNE: NamedStatement = {
-  name: 'queue_prune_v1',
+  name: 'queue_prune_v2',
   text: `
 WITH doomed AS (
   SELECT id FROM jobs
-  WHERE status IN ('succeeded', 'dead', 'cancelled') AND finished_at < $1
+  WHERE status IN ('succeeded', 'dead', 'cancelled') AND finished_at < greatest($1::timestamptz, $3::timestamptz)
+    AND finished_at < CASE WHEN status = 'dead' THEN $3::timestamptz ELSE $1::timestamptz END
   ORDER BY finished_at
   LIMIT $2
   FOR UPDATE SKIP LOCKED
@@ -327,15 +374,18 @@ SELECT count(*)::integer AS deleted FROM gone`,
 // Cold cache, with enable_seqscan on, the planner chose the same three index
 // scans: 30 ms, 3,150 buffers. No branch touches the 880,000 finished rows; the
 // cost is the ready rows' heap pages, so it grows with the backlog, not the table.
+// The paused kinds ride along as a fourth branch (a few rows).
 export const GAUGES = `
-SELECT kind, count(*)::integer AS ready, min(run_at) AS oldest_ready, 0 AS running, 0 AS stuck, 0 AS dead
+SELECT kind, count(*)::integer AS ready, min(run_at) AS oldest_ready, 0 AS running, 0 AS stuck, 0 AS dead, false AS paused
 FROM jobs WHERE status = 'queued' AND run_at <= $1 GROUP BY kind
 UNION ALL
-SELECT kind, 0, NULL, count(*)::integer, (count(*) FILTER (WHERE locked_until < $1))::integer, 0
+SELECT kind, 0, NULL, count(*)::integer, (count(*) FILTER (WHERE locked_until < $1))::integer, 0, false
 FROM jobs WHERE status = 'running' GROUP BY kind
 UNION ALL
-SELECT kind, 0, NULL, 0, 0, count(*)::integer
-FROM jobs WHERE status = 'dead' GROUP BY kind`;
+SELECT kind, 0, NULL, 0, 0, count(*)::integer, false
+FROM jobs WHERE status = 'dead' GROUP BY kind
+UNION ALL
+SELECT kind, 0, NULL, 0, 0, 0, true FROM job_kind_pauses`;
 
 // Not on any scrape: the ops page. Scheduled (queued, run_at > now) walks the
 // future part of jobs_runnable_idx, which is as large as the number of
@@ -377,7 +427,7 @@ FROM job_runs WHERE job_id = ANY($1::bigint[]) ORDER BY job_id, id`;
 export const RETRY_JOB = `
 WITH updated AS (
   UPDATE jobs
-  SET status = 'queued', attempts = 0, run_at = $2, locked_at = NULL, locked_until = NULL, locked_by = NULL,
+  SET status = 'queued', attempts = 0, snoozes = 0, run_at = $2, locked_at = NULL, locked_until = NULL, locked_by = NULL,
       finished_at = NULL, updated_at = $2
   WHERE id = $1 AND status IN ('dead', 'cancelled')
   RETURNING id
@@ -386,6 +436,33 @@ WITH updated AS (
 )
 SELECT (SELECT count(*) FROM updated)::integer AS changed, (SELECT count(*) FROM wake)::integer AS woken,
        (SELECT status FROM jobs WHERE id = $1) AS status`;
+
+// Bulk retry: every dead job of a kind back to queued, as RETRY_JOB does one
+// (jobs_dead_idx is keyed on kind). One statement: dead jobs are few.
+export const RETRY_DEAD_OF_KIND = `
+WITH updated AS (
+  UPDATE jobs
+  SET status = 'queued', attempts = 0, snoozes = 0, run_at = $2, locked_at = NULL, locked_until = NULL, locked_by = NULL,
+      finished_at = NULL, updated_at = $2
+  WHERE kind = $1 AND status = 'dead'
+  RETURNING id
+), wake AS (
+  SELECT pg_notify('${WAKE_CHANNEL}', '') FROM (SELECT 1 FROM updated LIMIT 1) AS one
+)
+SELECT (SELECT count(*) FROM updated)::integer AS retried, (SELECT count(*) FROM wake)::integer AS woken`;
+
+// Pause and resume a kind: the claim reads job_kind_pauses. Pausing twice
+// keeps the first time. Resuming wakes the workers (the kind's ready jobs
+// wait for no poll).
+export const PAUSE_KIND = `
+INSERT INTO job_kind_pauses (kind, paused_at) VALUES ($1, $2) ON CONFLICT (kind) DO NOTHING RETURNING kind`;
+
+export const RESUME_KIND = `
+WITH deleted AS (DELETE FROM job_kind_pauses WHERE kind = $1 RETURNING kind),
+wake AS (SELECT pg_notify('${WAKE_CHANNEL}', '') FROM (SELECT 1 FROM deleted LIMIT 1) AS one)
+SELECT (SELECT count(*) FROM deleted)::integer AS resumed, (SELECT count(*) FROM wake)::integer AS woken`;
+
+export const PAUSED_KINDS = `SELECT kind, paused_at FROM job_kind_pauses ORDER BY kind`;
 
 // Cancel: only a queued job. A running job is not cancelled (its handler may
 // already have sent the push); the caller gets 'conflict'.

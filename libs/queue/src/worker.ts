@@ -43,8 +43,10 @@ export interface HousekeepingOptions {
   reapEverySeconds?: number;
   /** How often the prune job runs. Default 3600. */
   pruneEverySeconds?: number;
-  /** Finished jobs older than this are deleted. Default 14. */
+  /** Succeeded and cancelled jobs finished longer ago than this are deleted. Default 14. */
   retentionDays?: number;
+  /** Dead jobs are kept longer, for someone to look at or retry: deleted after this many days. Default 30. */
+  deadRetentionDays?: number;
 }
 
 export interface WorkerOptions {
@@ -87,6 +89,13 @@ export interface WorkerOptions {
   housekeeping?: HousekeepingOptions | false;
   /** Further recurring jobs this worker schedules (it must handle their kinds, or another worker must). */
   recurring?: RecurringJob[];
+  /**
+   * Bounds on SnoozeJob: a snooze to the past runs the job `minDelaySeconds`
+   * from now (default 5; it would otherwise run again at the poll rate), and
+   * a job snoozed more than `maxInARow` times in a row without running to an
+   * end is dead with that reason (default 100).
+   */
+  snooze?: { minDelaySeconds?: number; maxInARow?: number };
   /** Retry delays: base and cap of the exponential backoff, seconds. Defaults 30 and 21600. */
   backoff?: { baseSeconds?: number; capSeconds?: number };
   clock?: QueueClock;
@@ -105,6 +114,7 @@ type State =
 
 interface ClaimRow {
   id: string;
+  lease_token: string;
   kind: string;
   payload: unknown;
   attempts: number;
@@ -112,6 +122,9 @@ interface ClaimRow {
   idempotency_key: string | null;
   run_at_ms: number;
   created_at_ms: number;
+  snoozes: number;
+  /** Its attempt was counted at claim (a free slot was waiting for it); else it is counted when it starts. */
+  counted: boolean;
 }
 
 // A signal for a handler, created on first use: most handlers never look, and
@@ -141,6 +154,14 @@ class ActiveJob extends Abortable implements JobContext {
   startedAt: Date | null = null;
   t0 = 0;
   completedWith = false;
+  /** Snoozes in a row before this run (jobs.snoozes as claimed). */
+  snoozes = 0;
+  /** Whether the database counts this attempt yet (see CLAIM and START_MANY in sql.ts). */
+  counted = false;
+  /** Until when (the injected clock's ms) the database holds this job for us, as far as we last heard. */
+  leaseUntil = 0;
+  /** Why the last completeWith of this job failed (its fn threw): the job fails with it if the handler then resolves. */
+  completeWithError: unknown = null;
   /** The batch it runs in, for a kind registered with registerBatch. */
   group: BatchRun | null = null;
   /** A completeWith in progress, awaited by onHandlerDone if the handler returns without waiting for it. */
@@ -149,6 +170,8 @@ class ActiveJob extends Abortable implements JobContext {
   constructor(
     readonly worker: Worker,
     readonly job: ClaimedJob,
+    /** This claim's lease token: every write of this run compares it. */
+    readonly token: string,
   ) {
     super();
   }
@@ -242,6 +265,8 @@ export class Worker {
   private readonly housekeeping: Required<HousekeepingOptions> | null;
   private readonly backoffBase: number;
   private readonly backoffCap: number;
+  private readonly minSnoozeMs: number;
+  private readonly maxSnoozesInARow: number;
   private readonly clock: QueueClock;
   private readonly random: RandomSource;
   private readonly logger: QueueLogger;
@@ -253,11 +278,15 @@ export class Worker {
   private bufferHead = 0;
   private running = 0;
   private pendingComplete: ActiveJob[] = [];
+  /** Starts of this pump that wait for their attempt to be counted. */
+  private pendingStarts: { actives: ActiveJob[]; go: (ready: ActiveJob[]) => void }[] = [];
   private flushTimer: NodeJS.Timeout | null = null;
   private readonly writes = new Set<Promise<void>>();
 
   private started = false;
   private stopping = false;
+  /** Wall-clock ms after which a stopping worker stops retrying its writes. */
+  private stopDeadline = Infinity;
   private stopPromise: Promise<void> | null = null;
   private claimLoopDone: Promise<void> | null = null;
   private wakeWork: (() => void) | null = null;
@@ -299,6 +328,8 @@ export class Worker {
     this.listen = options.listen ?? true;
     this.backoffBase = options.backoff?.baseSeconds ?? 30;
     this.backoffCap = options.backoff?.capSeconds ?? 6 * 60 * 60;
+    this.minSnoozeMs = Math.max(0, options.snooze?.minDelaySeconds ?? 5) * 1000;
+    this.maxSnoozesInARow = positiveInt('snooze.maxInARow', options.snooze?.maxInARow ?? 100);
     this.clock = options.clock ?? systemClock;
     this.random = options.random ?? Math.random;
     this.logger = options.logger ?? silentLogger;
@@ -315,6 +346,7 @@ export class Worker {
         reapEverySeconds: h.reapEverySeconds ?? Math.max(5, Math.round(leaseSeconds / 3)),
         pruneEverySeconds: h.pruneEverySeconds ?? 3600,
         retentionDays: h.retentionDays ?? 14,
+        deadRetentionDays: h.deadRetentionDays ?? 30,
       };
       this.register(REAP_KIND, (_job, ctx) => this.runReaper(ctx));
       this.register(PRUNE_KIND, (_job, ctx) => this.runPrune(ctx));
@@ -413,6 +445,7 @@ export class Worker {
 
   private async shutdown(deadlineMs: number): Promise<void> {
     const deadline = Date.now() + deadlineMs;
+    this.stopDeadline = deadline;
     this.stopping = true;
     this.wakeWork?.();
     this.wakeCapacity?.();
@@ -507,23 +540,29 @@ export class Worker {
     if (limit <= 0 || this.kinds.length === 0) return 0;
     const now = this.clock.now();
     const lockedUntil = new Date(now.getTime() + this.leaseMs);
+    // Slots free for these rows once the buffer ahead of them has started: their attempts count at claim.
+    const startsNow = Math.max(0, this.concurrency - this.running - (this.buffer.length - this.bufferHead));
     const result = await this.pool.query<ClaimRow>({
       name: SQL.CLAIM.name,
       text: SQL.CLAIM.text,
-      values: [now, this.kinds, limit, lockedUntil, this.workerId],
+      values: [now, this.kinds, limit, lockedUntil, this.workerId, startsNow],
     });
-    const rows = result.rows;
+    // The counted rows first: they are the ones the free slots start.
+    const rows = result.rows.filter((r) => r.counted).concat(result.rows.filter((r) => !r.counted));
     for (const row of rows) {
       const active = new ActiveJob(this, {
         id: row.id,
         kind: row.kind,
         payload: row.payload,
-        attempts: row.attempts,
+        attempts: row.counted ? row.attempts : row.attempts + 1,
         maxAttempts: row.max_attempts,
         idempotencyKey: row.idempotency_key,
         runAt: new Date(row.run_at_ms),
         createdAt: new Date(row.created_at_ms),
-      });
+      }, row.lease_token);
+      active.leaseUntil = lockedUntil.getTime();
+      active.counted = row.counted;
+      active.snoozes = row.snoozes;
       this.held.set(row.id, active);
       this.buffer.push(active);
       if (this.debug) this.logger.debug(this.fields(active), 'job claimed');
@@ -541,7 +580,8 @@ export class Worker {
       if (active.state !== 'buffered') continue;
       const batch = this.batchHandlers.get(active.job.kind);
       if (!batch) {
-        this.run(active);
+        this.begin(active, this.clock.now(), performance.now());
+        this.launch([active], () => this.run(active));
         continue;
       }
       // Wait for room for a whole batch (while others run), so that batches
@@ -555,8 +595,13 @@ export class Worker {
         this.bufferHead--;
         break;
       }
-      this.runBatch(group.slice(0, size), batch.handler);
+      const chosen = group.slice(0, size);
+      const startedAt = this.clock.now();
+      const t0 = performance.now();
+      for (const a of chosen) this.begin(a, startedAt, t0);
+      this.launch(chosen, (ready) => this.runBatch(ready, batch.handler));
     }
+    this.countStarts();
     if (this.bufferHead === this.buffer.length) {
       this.buffer = [];
       this.bufferHead = 0;
@@ -574,8 +619,57 @@ export class Worker {
     if (this.debug) this.logger.debug(this.fields(active), 'job started');
   }
 
+  /** Calls `go` with those of `actives` whose attempt is counted: at once when all are, else once this pump's START_MANY has landed. */
+  private launch(actives: ActiveJob[], go: (ready: ActiveJob[]) => void): void {
+    if (actives.every((a) => a.counted)) go(actives);
+    else this.pendingStarts.push({ actives, go });
+  }
+
+  private countStarts(): void {
+    if (this.pendingStarts.length === 0) return;
+    const starts = this.pendingStarts;
+    this.pendingStarts = [];
+    this.track(this.countAttempts(starts));
+  }
+
+  // Buffered jobs about to start: their attempts are counted before their
+  // handlers run, so a crash can never run an attempt that was not counted.
+  private async countAttempts(starts: { actives: ActiveJob[]; go: (ready: ActiveJob[]) => void }[]): Promise<void> {
+    const uncounted = starts.flatMap((s) => s.actives.filter((a) => !a.counted));
+    let counted: Set<string> | null = null;
+    try {
+      const result = await this.durably(uncounted, 'counting attempts', () =>
+        this.pool.query<{ id: string }>({
+          name: SQL.START_MANY.name,
+          text: SQL.START_MANY.text,
+          values: [uncounted.map((a) => a.job.id), uncounted.map((a) => a.token), this.clock.now(), this.workerId],
+        }),
+      );
+      counted = new Set(result.rows.map((r) => r.id));
+    } catch (err) {
+      this.logger.error({ err, workerId: this.workerId, jobs: uncounted.length }, 'queue: could not start jobs; they go back to the queue when their lease runs out');
+    }
+    for (const active of uncounted) if (counted?.has(active.job.id)) active.counted = true;
+    for (const { actives, go } of starts) {
+      const ready: ActiveJob[] = [];
+      for (const active of actives) {
+        // Lost to a heartbeat meanwhile: already accounted for.
+        if (active.state !== 'running') continue;
+        if (active.counted) {
+          ready.push(active);
+          continue;
+        }
+        if (counted) this.lost(active, 'start');
+        this.running--;
+        this.release(active);
+      }
+      if (ready.length > 0) go(ready);
+    }
+    this.checkIdle();
+    this.pump();
+  }
+
   private run(active: ActiveJob): void {
-    this.begin(active, this.clock.now(), performance.now());
     const handler = this.handlers.get(active.job.kind)!;
     let promise: Promise<void>;
     try {
@@ -618,6 +712,10 @@ export class Worker {
       this.release(active);
     } else if (active.abortReason instanceof LeaseLostError) {
       this.release(active);
+    } else if (error === null && active.completeWithError !== null) {
+      // The handler caught (or never awaited) a failed completeWith: none of
+      // its writes committed, so the job did not succeed.
+      this.track(this.fail(active, active.completeWithError, seconds));
     } else if (error === null) {
       this.metrics?.observeDuration(active.job.kind, 'succeeded', seconds);
       active.state = 'completing';
@@ -641,11 +739,8 @@ export class Worker {
     return found;
   }
 
-  /** Starts buffered jobs of one kind in one handler call. */
+  /** Runs started jobs of one kind in one handler call. */
   private runBatch(actives: ActiveJob[], handler: BatchJobHandler): void {
-    const startedAt = this.clock.now();
-    const t0 = performance.now();
-    for (const active of actives) this.begin(active, startedAt, t0);
     const run = new BatchRun(this, actives);
     let promise: Promise<void>;
     try {
@@ -693,8 +788,12 @@ export class Worker {
     if (run?.withPromise) return Promise.reject(new Error('completeWith: the previous call of this batch has not finished'));
     const work = this.completeManyInTransaction(actives, fn);
     const settled = work.then(
-      () => undefined,
-      () => undefined,
+      () => {
+        for (const active of actives) if (active.completedWith) active.completeWithError = null;
+      },
+      (err: unknown) => {
+        for (const active of actives) if (!active.completedWith) active.completeWithError = err ?? new Error('completeWith failed');
+      },
     );
     if (run) run.withPromise = settled;
     for (const active of actives) active.withPromise = settled;
@@ -721,7 +820,7 @@ export class Worker {
             : await client.query<{ id: string }>({
                 name: SQL.COMPLETE_MANY.name,
                 text: SQL.COMPLETE_MANY.text,
-                values: [candidates.map((a) => a.job.id), candidates.map((a) => a.job.attempts), this.clock.now(), this.workerId],
+                values: [candidates.map((a) => a.job.id), candidates.map((a) => a.token), this.clock.now(), this.workerId],
               });
         const ok = new Set(cas.rows.map((r) => r.id));
         held = candidates.filter((a) => ok.has(a.job.id));
@@ -760,32 +859,29 @@ export class Worker {
     const batch = this.pendingComplete;
     this.pendingComplete = [];
     for (const active of batch) active.state = 'flushing';
-    this.track(this.flush(batch, 5));
+    this.track(this.flush(batch));
   }
 
-  private async flush(batch: ActiveJob[], triesLeft: number): Promise<void> {
+  private async flush(batch: ActiveJob[]): Promise<void> {
     const ids = batch.map((a) => a.job.id);
-    const attempts = batch.map((a) => a.job.attempts);
+    const tokens = batch.map((a) => a.token);
     let completed: Set<string>;
     try {
-      const now = this.clock.now();
-      const result = await this.pool.query<{ id: string }>({
-        name: SQL.COMPLETE_MANY.name,
-        text: SQL.COMPLETE_MANY.text,
-        values: [ids, attempts, now, this.workerId],
-      });
+      const result = await this.durably(batch, 'writing completions', () =>
+        this.pool.query<{ id: string }>({
+          name: SQL.COMPLETE_MANY.name,
+          text: SQL.COMPLETE_MANY.text,
+          values: [ids, tokens, this.clock.now(), this.workerId],
+        }),
+      );
       completed = new Set(result.rows.map((r) => r.id));
     } catch (err) {
-      // The jobs are still ours (heartbeats go on): try again shortly. If the
-      // database stays away, the leases run out and the reaper returns the
-      // jobs: they run again rather than being lost.
-      this.logger.error({ err, workerId: this.workerId, jobs: ids.length, triesLeft }, 'queue: writing completions failed');
-      if (triesLeft <= 1) {
-        for (const active of batch) this.release(active);
-        return;
-      }
-      await sleep(this.stopping ? 200 : 1000);
-      return this.flush(batch, triesLeft - 1);
+      // Given up: every lease ran out (or the shutdown deadline passed), or
+      // the statement itself failed. The reaper returns the jobs: they run
+      // again rather than being lost.
+      this.logger.error({ err, workerId: this.workerId, jobs: ids.length }, 'queue: writing completions failed; the jobs will run again');
+      for (const active of batch) this.release(active);
+      return;
     }
     const counts = new Map<string, number>();
     for (const active of batch) {
@@ -825,14 +921,23 @@ export class Worker {
       return;
     }
     const now = this.clock.now();
+    if (error instanceof SnoozeJob && active.snoozes >= this.maxSnoozesInARow) {
+      // A handler that always snoozes would otherwise keep the job for ever.
+      error = new PermanentJobError(
+        `snoozed ${active.snoozes + 1} times in a row without running to an end (last: ${error.reason})`,
+      );
+    }
     try {
       if (error instanceof SnoozeJob) {
-        const ok = await this.write(SQL.SNOOZE, [job.id, this.workerId, job.attempts, now, error.until, error.reason, active.startedAt]);
+        // A snooze to the past would run again at the poll rate: it waits the
+        // minimum delay instead. (To now exactly is kept: "after this instant".)
+        const until = error.until.getTime() < now.getTime() ? new Date(now.getTime() + this.minSnoozeMs) : error.until;
+        const ok = await this.writeDurably(active, SQL.SNOOZE, [job.id, this.workerId, active.token, now, until, error.reason, active.startedAt]);
         this.metrics?.observeDuration(kind, 'snoozed', seconds);
         if (!ok) this.lost(active, 'snooze');
         else {
           this.metrics?.snoozed.inc({ kind });
-          this.logger.info({ ...this.fields(active), until: error.until.toISOString(), reason: error.reason }, 'job snoozed');
+          this.logger.info({ ...this.fields(active), until: until.toISOString(), reason: error.reason }, 'job snoozed');
         }
         return;
       }
@@ -844,7 +949,7 @@ export class Worker {
       this.metrics?.observeDuration(kind, 'failed', seconds);
       const permanent = error instanceof PermanentJobError;
       if (permanent || job.attempts >= job.maxAttempts) {
-        const ok = await this.write(SQL.BURY, [job.id, this.workerId, job.attempts, now, text, active.startedAt]);
+        const ok = await this.writeDurably(active, SQL.BURY, [job.id, this.workerId, active.token, now, text, active.startedAt]);
         if (!ok) return this.lost(active, 'bury');
         this.metrics?.failed.inc({ kind, error_class: cls });
         this.metrics?.buried.inc({ kind, error_class: cls });
@@ -855,9 +960,14 @@ export class Worker {
         return;
       }
       const retryAfter = error instanceof TransientJobError ? error.retryAfterSeconds : undefined;
-      const delaySeconds = retryAfter ?? backoffSeconds(job.attempts, this.random, this.backoffBase, this.backoffCap);
+      // A provider's Retry-After is capped like the backoff: a huge value would
+      // make an invalid date, and the failure write would then fail.
+      const delaySeconds =
+        retryAfter === undefined
+          ? backoffSeconds(job.attempts, this.random, this.backoffBase, this.backoffCap)
+          : Math.min(retryAfter, this.backoffCap);
       const runAt = new Date(now.getTime() + Math.round(delaySeconds * 1000));
-      const ok = await this.write(SQL.RETRY, [job.id, this.workerId, job.attempts, now, runAt, text, active.startedAt, 'failed']);
+      const ok = await this.writeDurably(active, SQL.RETRY, [job.id, this.workerId, active.token, now, runAt, text, active.startedAt, 'failed']);
       if (!ok) return this.lost(active, 'retry');
       this.metrics?.failed.inc({ kind, error_class: cls });
       this.metrics?.retried.inc({ kind, error_class: cls });
@@ -866,8 +976,8 @@ export class Worker {
         'job failed; will retry',
       );
     } catch (err) {
-      // The database is unreachable: the lease runs out and the reaper
-      // returns the job, so nothing is lost, only delayed.
+      // Retried until the lease ran out: the reaper returns the job, so
+      // nothing is lost, only delayed.
       this.logger.error({ ...this.fields(active), err, handlerError: errorText(error) }, 'queue: could not record a failure');
     } finally {
       this.release(active);
@@ -879,7 +989,7 @@ export class Worker {
     const now = this.clock.now();
     try {
       const ok = await this.write(SQL.RETRY, [
-        active.job.id, this.workerId, active.job.attempts, now, now, errorText(reason), active.startedAt, 'interrupted',
+        active.job.id, this.workerId, active.token, now, now, errorText(reason), active.startedAt, 'interrupted',
       ]);
       if (ok) this.logger.warn(this.fields(active), 'job interrupted by shutdown; back in the queue');
       else this.lost(active, 'interrupt');
@@ -895,6 +1005,34 @@ export class Worker {
     return (result.rowCount ?? 0) > 0;
   }
 
+  private writeDurably(active: ActiveJob, statement: SQL.NamedStatement, values: unknown[]): Promise<boolean> {
+    return this.durably([active], `writing ${statement.name}`, () => this.write(statement, values));
+  }
+
+  /**
+   * Runs `write` again across a database blip (a lost connection, a
+   * restart), with backoff, for as long as one of `actives` may still hold
+   * its lease, and when stopping until the deadline. A finished job's write
+   * is worth waiting for: giving up re-runs a job that succeeded, or lets
+   * the reaper record "lease expired" instead of the real error. Retrying is
+   * safe because every write is a compare-and-set. An error of the statement
+   * itself (not the connection) is not retried.
+   */
+  private async durably<T>(actives: ActiveJob[], what: string, write: () => Promise<T>): Promise<T> {
+    for (let attempt = 0; ; attempt++) {
+      try {
+        return await write();
+      } catch (err) {
+        const now = this.clock.now().getTime();
+        const leaseLeft = actives.some((a) => a.leaseUntil > now);
+        if (!isConnectionError(err) || !leaseLeft || (this.stopping && Date.now() >= this.stopDeadline)) throw err;
+        const retryInMs = Math.min(2000, 100 * 2 ** attempt);
+        this.logger.warn({ err, workerId: this.workerId, jobs: actives.length, retryInMs }, `queue: ${what} failed; retrying while the lease holds`);
+        await sleep(retryInMs);
+      }
+    }
+  }
+
   // ---- leases ------------------------------------------------------------
 
   /** Renews the lease of every held job; aborts the signal of those that are no longer ours. Runs on a timer after start(). */
@@ -903,21 +1041,22 @@ export class Worker {
     this.heartbeatInFlight = true;
     const sent = [...this.held.values()];
     const ids = sent.map((a) => a.job.id);
-    const attempts = sent.map((a) => a.job.attempts);
+    const tokens = sent.map((a) => a.token);
     try {
       const until = new Date(this.clock.now().getTime() + this.leaseMs);
       const extended = await this.pool.query<{ id: string }>({
         name: SQL.EXTEND_LEASES.name,
         text: SQL.EXTEND_LEASES.text,
-        values: [ids, attempts, until, this.workerId],
+        values: [ids, tokens, until, this.workerId],
       });
-      if (extended.rows.length === sent.length) return;
       const ok = new Set(extended.rows.map((r) => r.id));
+      for (const active of sent) if (ok.has(active.job.id)) active.leaseUntil = until.getTime();
+      if (extended.rows.length === sent.length) return;
       const unsure = sent.filter((a) => !ok.has(a.job.id));
       const check = await this.pool.query<{ id: string }>({
         name: SQL.LEASE_CHECK.name,
         text: SQL.LEASE_CHECK.text,
-        values: [unsure.map((a) => a.job.id), unsure.map((a) => a.job.attempts), this.workerId],
+        values: [unsure.map((a) => a.job.id), unsure.map((a) => a.token), this.workerId],
       });
       const stillOurs = new Set(check.rows.map((r) => r.id));
       for (const active of unsure) {
@@ -969,7 +1108,7 @@ export class Worker {
         const result = await this.pool.query<{ id: string }>({
           name: SQL.RELEASE_MANY.name,
           text: SQL.RELEASE_MANY.text,
-          values: [chunk.map((a) => a.job.id), chunk.map((a) => a.job.attempts), this.clock.now(), this.workerId],
+          values: [chunk.map((a) => a.job.id), chunk.map((a) => a.token), this.clock.now(), this.workerId],
         });
         this.logger.info({ workerId: this.workerId, released: result.rowCount }, 'queue: unstarted jobs given back');
       } catch (err) {
@@ -994,10 +1133,13 @@ export class Worker {
   }
 
   private async runPrune(ctx: JobContext): Promise<void> {
-    const days = this.housekeeping?.retentionDays ?? 14;
-    const cutoff = new Date(this.clock.now().getTime() - days * 86_400_000);
-    const deleted = await pruneFinishedJobs(this.pool, cutoff, { signal: ctx.signal });
-    if (deleted > 0) this.logger.info({ deleted, cutoff: cutoff.toISOString() }, 'queue: pruned finished jobs');
+    const now = this.clock.now().getTime();
+    const cutoff = new Date(now - (this.housekeeping?.retentionDays ?? 14) * 86_400_000);
+    const deadCutoff = new Date(now - (this.housekeeping?.deadRetentionDays ?? 30) * 86_400_000);
+    const deleted = await pruneFinishedJobs(this.pool, cutoff, { deadOlderThan: deadCutoff, signal: ctx.signal });
+    if (deleted > 0) {
+      this.logger.info({ deleted, cutoff: cutoff.toISOString(), deadCutoff: deadCutoff.toISOString() }, 'queue: pruned finished jobs');
+    }
   }
 
   private async tickRecurring(): Promise<void> {
@@ -1081,6 +1223,18 @@ export class Worker {
     const job = active.job;
     return { jobId: job.id, kind: job.kind, attempt: job.attempts, idempotencyKey: job.idempotencyKey, workerId: this.workerId };
   }
+}
+
+/**
+ * A failure of the connection or the server's state rather than of the
+ * statement: no SQLSTATE (a socket error, a terminated connection), or
+ * class 08 (connection), 53 (resources), 57 (operator intervention: shutdown,
+ * restart), 58 (system) or 40 (serialization failure, deadlock).
+ */
+function isConnectionError(err: unknown): boolean {
+  const code = (err as { code?: unknown } | null)?.code;
+  if (typeof code !== 'string' || !/^[0-9A-Z]{5}$/.test(code)) return true;
+  return ['08', '53', '57', '58', '40'].includes(code.slice(0, 2));
 }
 
 function checkKind(kind: string): void {

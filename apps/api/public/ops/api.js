@@ -37,5 +37,7 @@ export function opsClient(token) {
     job: (id) => call('GET', `/v1/ops/jobs/${encodeURIComponent(id)}`),
     retry: (id) => call('POST', `/v1/ops/jobs/${encodeURIComponent(id)}/retry`),
     cancel: (id) => call('POST', `/v1/ops/jobs/${encodeURIComponent(id)}/cancel`),
+    pause: (kind) => call('POST', `/v1/ops/kinds/${encodeURIComponent(kind)}/pause`),
+    resume: (kind) => call('POST', `/v1/ops/kinds/${encodeURIComponent(kind)}/resume`),
   };
 }

@@ -132,6 +132,13 @@ function renderQueue(stats) {
     th.scope = 'row';
     th.dataset.label = 'Kind';
     th.textContent = k.kind;
+    tr.dataset.paused = String(k.paused);
+    if (k.paused) {
+      const mark = document.createElement('span');
+      mark.className = 'paused';
+      mark.textContent = 'paused';
+      th.append(mark);
+    }
     tr.append(th);
     cell(tr, 'Ready', k.ready).dataset.field = 'ready';
     cell(tr, 'Scheduled', k.scheduled).dataset.field = 'scheduled';
@@ -143,6 +150,16 @@ function renderQueue(stats) {
       .dataset.field = 'oldest';
     cell(tr, 'Succeeded (1 h)', k.succeededLastHour).dataset.field = 'succeeded';
     cell(tr, 'Failed (1 h)', k.failedLastHour, k.failedLastHour > 0 ? 'warn' : '').dataset.field = 'failed';
+    const control = cell(tr, 'Claiming', k.paused ? 'paused ' : 'on ');
+    control.dataset.field = 'claiming';
+    const button = document.createElement('button');
+    button.type = 'button';
+    button.textContent = k.paused ? 'Resume' : 'Pause';
+    button.className = k.paused ? '' : 'danger';
+    button.dataset.action = k.paused ? 'resume' : 'pause';
+    button.dataset.kind = k.kind;
+    button.setAttribute('aria-label', `${button.textContent} ${k.kind}`);
+    control.append(button);
     return tr;
   });
   body.replaceChildren(...rows);
@@ -326,6 +343,33 @@ async function act(action, id, button) {
   }
 }
 
+async function actOnKind(action, kind, button) {
+  if (state.busy) return;
+  state.busy = true;
+  button.disabled = true;
+  const result = $('action-result');
+  result.className = 'result';
+  result.textContent = `${action === 'pause' ? 'Pausing' : 'Resuming'} ${kind}…`;
+  try {
+    await state.client[action](kind);
+    result.classList.add('ok');
+    result.textContent = action === 'pause'
+      ? `${kind} paused: no worker claims it now; its running jobs finish.`
+      : `${kind} resumed: workers claim it again.`;
+  } catch (error) {
+    result.classList.add('failed');
+    result.textContent = `Could not ${action} ${kind}: ${describe(error)}`;
+  } finally {
+    state.busy = false;
+    button.disabled = false;
+  }
+  try {
+    await refresh();
+  } catch (error) {
+    showError(`Could not refresh: ${describe(error)}`);
+  }
+}
+
 // ---- wiring ----
 
 document.addEventListener('DOMContentLoaded', () => {
@@ -343,12 +387,13 @@ document.addEventListener('DOMContentLoaded', () => {
   });
   $('filters').addEventListener('change', () => refreshJobs().catch((error) => showError(describe(error))));
   $('filters').addEventListener('submit', (event) => event.preventDefault());
-  // One listener for every job button, in the list and in the detail.
+  // One listener for every job and kind button, in the lists and in the detail.
   document.addEventListener('click', (event) => {
     const button = event.target instanceof Element ? event.target.closest('button[data-action]') : null;
     if (!button || !state.client) return;
-    const { action, jobId } = button.dataset;
+    const { action, jobId, kind } = button.dataset;
     if (action === 'open') openJob(jobId).catch((error) => showError(describe(error)));
+    else if (action === 'pause' || action === 'resume') actOnKind(action, kind, button);
     else act(action, jobId, button);
   });
 

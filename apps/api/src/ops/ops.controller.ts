@@ -1,8 +1,18 @@
-import { Controller, Get, HttpCode, Param, Post, Query } from '@nestjs/common';
+import { Body, Controller, Get, HttpCode, Param, Post, Query } from '@nestjs/common';
 import { ApiBearerAuth, ApiOkResponse, ApiTags } from '@nestjs/swagger';
 import { RequireScope } from '../auth/auth.decorators.js';
 import { ApiProblems } from '../http/api-problems.decorator.js';
-import { JobDetailDto, JobIdParam, JobPageDto, ListJobsQuery, QueueStatsDto } from './ops.dto.js';
+import {
+  JobDetailDto,
+  JobIdParam,
+  JobPageDto,
+  KindParam,
+  KindPauseDto,
+  ListJobsQuery,
+  QueueStatsDto,
+  RetriedJobsDto,
+  RetryJobsBody,
+} from './ops.dto.js';
 import { QueueOpsService } from './queue-ops.service.js';
 
 // Dates in the service's answers serialise to the ISO strings the DTOs document.
@@ -30,6 +40,27 @@ export class OpsController {
   @ApiOkResponse({ type: JobDetailDto })
   job(@Param() params: JobIdParam) {
     return this.ops.get(params.id);
+  }
+
+  @Post('jobs/retry')
+  @HttpCode(200)
+  @ApiOkResponse({ type: RetriedJobsDto, description: 'every dead job of the kind back to queued, attempts reset' })
+  retryMany(@Body() body: RetryJobsBody) {
+    return this.ops.retryDead(body.kind);
+  }
+
+  @Post('kinds/:kind/pause')
+  @HttpCode(200)
+  @ApiOkResponse({ type: KindPauseDto, description: 'no worker claims the kind from its next claim on; running jobs finish' })
+  pause(@Param() params: KindParam) {
+    return this.ops.pause(params.kind);
+  }
+
+  @Post('kinds/:kind/resume')
+  @HttpCode(200)
+  @ApiOkResponse({ type: KindPauseDto, description: 'workers claim the kind again' })
+  resume(@Param() params: KindParam) {
+    return this.ops.resume(params.kind);
   }
 
   @Post('jobs/:id/retry')

@@ -13,6 +13,7 @@ export class KindStatsDto {
   @ApiProperty({ description: 'age of the oldest ready job, seconds' }) oldestReadyAgeSeconds: number;
   @ApiProperty() succeededLastHour: number;
   @ApiProperty() failedLastHour: number;
+  @ApiProperty({ description: 'paused by an operator: no worker claims it' }) paused: boolean;
 }
 
 export class MinuteThroughputDto {
@@ -106,6 +107,32 @@ export class ListJobsQuery {
   @IsString()
   @MaxLength(200)
   cursor?: string;
+}
+
+export class KindParam {
+  @ApiProperty({ example: 'send_reminder', description: 'a job kind' })
+  @Matches(/^[A-Za-z0-9_.:-]{1,100}$/, { message: 'kind must be a job kind (letters, digits, _ . : -)' })
+  kind: string;
+}
+
+export class KindPauseDto {
+  @ApiProperty({ example: 'send_reminder' }) kind: string;
+  @ApiProperty({ description: 'whether workers now leave the kind alone' }) paused: boolean;
+}
+
+export class RetryJobsBody {
+  @ApiProperty({ example: 'send_notification' })
+  @IsString()
+  @Matches(/^[A-Za-z0-9_.:-]{1,100}$/, { message: 'kind must be a job kind (letters, digits, _ . : -)' })
+  kind: string;
+
+  @ApiProperty({ enum: ['dead'], description: 'which jobs of the kind: only dead ones can be retried in bulk' })
+  @IsIn(['dead'])
+  status: 'dead';
+}
+
+export class RetriedJobsDto {
+  @ApiProperty({ description: 'how many jobs went back to the queue' }) retried: number;
 }
 
 export class JobIdParam {

@@ -10,7 +10,10 @@ import {
   type Job,
   type JobStatus,
   listJobs,
+  pauseKind,
   queueStats,
+  resumeKind,
+  retryDeadJobs,
   retryJob,
 } from '@nudge/queue';
 
@@ -105,6 +108,20 @@ export class QueueOpsService {
     if (result === 'not_found') throw DomainError.notFound('The job');
     if (result === 'conflict') throw DomainError.conflict('Only a dead or cancelled job can be retried.');
     return this.get(id);
+  }
+
+  async retryDead(kind: string) {
+    return { retried: await retryDeadJobs(this.pool, kind, this.clock.now()) };
+  }
+
+  async pause(kind: string) {
+    await pauseKind(this.pool, kind, this.clock.now());
+    return { kind, paused: true };
+  }
+
+  async resume(kind: string) {
+    await resumeKind(this.pool, kind);
+    return { kind, paused: false };
   }
 
   async cancel(id: string) {
