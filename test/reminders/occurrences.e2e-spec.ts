@@ -294,6 +294,15 @@ describe('occurrences', () => {
       ]);
     });
 
+    it("snoozing yesterday's notification after today's arrived re-delivers it (a snooze is late only by its own time)", async () => {
+      // 10-02 was delivered yesterday and 10-03 is already out: a new snooze of 10-02 still re-delivers it.
+      api.clock.set('2027-10-03T17:00:00Z');
+      expect((await act('2027-10-02', 'snooze', { minutes: 5 })).status).toBe(200);
+      const [snooze] = (await pending(reminderId)).filter((j) => j.payload.snooze);
+      await runAt(snooze!, '2027-10-03T17:05:00Z');
+      expect((await pushes('sim-actor')).filter((p) => p.created_at.toISOString() === '2027-10-03T17:05:00.000Z')).toHaveLength(1);
+    });
+
     it('refuses what it cannot mean: a date the rule does not produce (400), another user (404), a bad snooze (400)', async () => {
       expect((await act('2027-13-01', 'done')).status).toBe(400);
       const weekly = await create(bearer, { title: 'Mondays', localTime: '09:00', recurrence: 'FREQ=WEEKLY;BYDAY=MO' });

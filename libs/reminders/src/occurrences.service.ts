@@ -51,10 +51,13 @@ export class OccurrencesService {
       (row) => row.dueAt <= horizon,
     );
     const byDate = new Map(rows.map((row) => [row.localDate, row]));
+    const now = this.clock.now();
     const views = nominal.map((o) => {
       const row = byDate.get(o.localDate);
       byDate.delete(o.localDate);
-      // A recorded occurrence shows its own instant (the zone or time it ran under).
+      // A recorded occurrence shows its own instant (the zone or time it ran under). A past date with no
+      // record was never owed: before the reminder existed, while it was disabled, or passed by a re-plan.
+      if (!row && o.at <= now) return { ...toOccurrenceView(schedule.timeZone, o, null), status: 'skipped' as const, reason: 'not_scheduled' };
       return toOccurrenceView(schedule.timeZone, row ? { localDate: o.localDate, at: row.dueAt } : o, row ?? null);
     });
     for (const row of byDate.values()) views.push(toOccurrenceView(schedule.timeZone, { localDate: row.localDate, at: row.dueAt }, row));

@@ -83,6 +83,19 @@ describe('planChain', () => {
     expect(next!.occurrence.localDate).toBe('2027-06-02');
   });
 
+  it('an edit that adds dates before the pending one plans the first of them (weekly on Mondays → daily)', () => {
+    // Thursday 06-03: the pending occurrence was Monday 06-07; daily from now on means Friday 06-04.
+    const { next, skipped } = plan({
+      now: new Date('2027-06-03T12:00:00Z'),
+      mode: 'replan',
+      afterDate: '2027-05-31',
+      pendingDate: '2027-06-07',
+      settled: new Set(['2027-05-31']),
+    });
+    expect(skipped).toEqual([]);
+    expect(next!.occurrence.localDate).toBe('2027-06-04');
+  });
+
   it('a re-plan does not owe dates whose instant passed unless they were pending', () => {
     const { next, skipped } = plan({ now: new Date('2027-06-03T12:00:00Z'), mode: 'replan', afterDate: '2027-05-31' });
     expect(skipped).toEqual([]);

@@ -143,7 +143,8 @@ export function planChain(input: ChainInput): ChainPlan {
   const startOf = (date: string) => new Date(Date.parse(`${date}T00:00:00Z`) - 15 * 3600_000);
   let cursor: Date;
   if (mode === 'chain') cursor = afterDate ? startOf(afterDate) : now;
-  else cursor = pendingDate ? startOf(pendingDate) : now;
+  // A re-plan owes what is still ahead, and the pending date even if it already passed.
+  else cursor = pendingDate && startOf(pendingDate) < now ? startOf(pendingDate) : now;
   if (afterDate && startOf(afterDate) > cursor) cursor = startOf(afterDate);
 
   for (let occurrence = nextOccurrence(schedule, cursor); occurrence; occurrence = nextOccurrence(schedule, occurrence.at)) {

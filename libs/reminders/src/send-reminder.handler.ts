@@ -16,6 +16,7 @@ import {
   type ReminderFacts,
   scheduleOf,
   type SendReminderPayload,
+  STALE_AFTER_MS,
   type UserFacts,
 } from './reminder-plan.js';
 
@@ -118,7 +119,9 @@ export class SendReminderHandler {
       const occurrence = { at: row.dueAt! };
       const earliestAt = snooze ? row.snoozedUntil! : row.earliestAt!;
 
-      if (!row.enabled || isStale(schedule, occurrence, earliestAt, now) || !row.notificationsEnabled) {
+      // A snooze is a request of its own: late only by its own instant, not by the occurrence's successor.
+      const stale = snooze ? now.getTime() - earliestAt.getTime() > STALE_AFTER_MS : isStale(schedule, occurrence, earliestAt, now);
+      if (!row.enabled || stale || !row.notificationsEnabled) {
         const reason = !row.enabled || !row.notificationsEnabled ? 'disabled' : 'stale';
         if (snooze) lapsedSnoozes.push(job);
         else settle(job, row, 'skipped', reason);
