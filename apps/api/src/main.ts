@@ -3,7 +3,7 @@
 import 'reflect-metadata';
 import { collectDefaultMetrics, Registry } from 'prom-client';
 import { createLogger, loadConfigOrExit, onShutdownSignal } from '@nudge/config';
-import { prepareDatabase } from '@nudge/database';
+import { prepareDatabaseOrExit } from '@nudge/database';
 import { WorkerModule } from '../../worker/src/worker.module.js';
 import { createApiApp } from './app.factory.js';
 
@@ -15,7 +15,7 @@ if (config.role === 'worker') {
 }
 if (config.usingDevelopmentSecret) logger.warn('AUTH_JWT_SECRET is not set: using the development secret (never in production)');
 
-const database = await prepareDatabase(config, logger);
+const database = await prepareDatabaseOrExit(config, logger);
 const registry = new Registry();
 collectDefaultMetrics({ register: registry });
 const app = await createApiApp({
