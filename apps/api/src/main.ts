@@ -8,7 +8,7 @@ import { WorkerModule } from '../../worker/src/worker.module.js';
 import { createApiApp } from './app.factory.js';
 
 const config = loadConfigOrExit();
-const logger = createLogger({ level: config.logLevel });
+const logger = createLogger({ level: config.logLevel, nodeEnv: config.nodeEnv });
 if (config.role === 'worker') {
   logger.error('ROLE=worker: start apps/worker (npm run start:worker) instead of the API');
   process.exit(78);

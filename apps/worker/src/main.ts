@@ -10,7 +10,7 @@ import { DatabaseModule, prepareDatabaseOrExit } from '@nudge/database';
 import { WorkerModule } from './worker.module.js';
 
 const config = loadConfigOrExit({ ...process.env, ROLE: 'worker' });
-const logger = createLogger({ level: config.logLevel });
+const logger = createLogger({ level: config.logLevel, nodeEnv: config.nodeEnv });
 const database = await prepareDatabaseOrExit(config, logger);
 // The queue gauges are read from the database and show on any API's /metrics;
 // the counters (completed, failed, retried, durations) are this process's own.

@@ -6,7 +6,7 @@ import { resolveDatabase } from '../resolve-database.js';
 import { migrateUnderLock } from '../migrate.js';
 
 const config = loadConfig();
-const logger = createLogger({ level: config.logLevel });
+const logger = createLogger({ level: config.logLevel, nodeEnv: config.nodeEnv });
 const database = await resolveDatabase(config, logger).catch((error: unknown) => {
   if (!(error instanceof EmbeddedPostgresError)) throw error;
   console.error(error.message);
