@@ -24,7 +24,7 @@ export default defineConfig({
         test: {
           name: 'integration',
           include: ['test/**/*.integration-spec.ts', 'test/**/*.e2e-spec.ts'],
-          globalSetup: ['test/support/global-setup.ts'],
+          globalSetup: ['test/support/global-setup.ts', 'test/support/browser-setup.ts'],
           testTimeout: 60_000,
           hookTimeout: 120_000,
         },

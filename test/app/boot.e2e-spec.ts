@@ -1,47 +1,12 @@
-import { spawn, type ChildProcess } from 'node:child_process';
 import { chmodSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { freePort } from '@nudge/database';
+import { stackLines, start, waitForReady } from '../support/app-process.js';
 
 // These tests start the built app (`npm run build`, which `npm test` runs first)
 // the way a newcomer does, and watch it from outside.
-const MAIN = resolve('dist/apps/api/src/main.js');
-
-interface Started {
-  child: ChildProcess;
-  output: () => string;
-  exited: Promise<number | null>;
-}
-
-function start(env: Record<string, string>, cwd = process.cwd()): Started {
-  const cleanEnv = { ...process.env };
-  delete cleanEnv.DATABASE_URL;
-  delete cleanEnv.NODE_ENV;
-  // detached: its own process group, so a "Ctrl-C" can reach the app and its PostgreSQL together.
-  const child = spawn(process.execPath, [MAIN], { cwd, env: { ...cleanEnv, LOG_LEVEL: 'info', ...env }, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
-  let output = '';
-  child.stdout!.on('data', (chunk) => (output += chunk));
-  child.stderr!.on('data', (chunk) => (output += chunk));
-  const exited = new Promise<number | null>((done) => child.on('exit', (code) => done(code)));
-  return { child, output: () => output, exited };
-}
-
-async function waitForReady(port: number, app: Started, timeoutMs = 60_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (Date.now() < deadline) {
-    if (app.child.exitCode !== null) throw new Error(`the app exited early:\n${app.output()}`);
-    try {
-      const res = await fetch(`http://127.0.0.1:${port}/health/ready`);
-      if (res.status === 200) return;
-    } catch {
-      // not listening yet
-    }
-    await new Promise((r) => setTimeout(r, 250));
-  }
-  throw new Error(`not ready after ${timeoutMs} ms:\n${app.output()}`);
-}
 
 function postgresProcessesFor(dataDir: string): number[] {
   return readdirSync('/proc')
@@ -103,6 +68,7 @@ describe('booting the app', () => {
     const second = start({ PORT: String(await freePort()) }, cwd);
     expect(await second.exited).not.toBe(0);
     expect(second.output()).toMatch(/in use by another running PostgreSQL/);
+    expect(stackLines(second.output())).toEqual([]);
 
     // Ctrl-C in a terminal signals the whole process group.
     process.kill(-first.child.pid!, 'SIGINT');

@@ -2,13 +2,15 @@ import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { chromium, type BrowserContext, type Page } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { enqueue } from '@nudge/queue';
 import { createTestDatabase, type TestDatabase } from '../support/database.js';
 import { startTestApi, type TestApi } from '../support/api-app.js';
 
-// Debian's Chromium, never a browser that Playwright downloads.
-const CHROMIUM = '/usr/bin/chromium';
+// Debian's Chromium, never a browser that Playwright downloads: the integration
+// project's setup (test/support/browser-setup.ts) finds or installs it, or
+// says why these tests are skipped.
+const CHROMIUM = inject('chromiumPath');
 const ARGS = [
   '--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
   '--disable-background-networking', '--disable-component-update', '--disable-sync',
@@ -16,7 +18,8 @@ const ARGS = [
 
 // The dashboard in a real browser against the real API and database. No
 // worker runs, so the dead jobs stay dead until the test presses Retry.
-describe('operator dashboard (/ops) in Chromium', () => {
+const TITLE = 'operator dashboard (/ops) in Chromium';
+describe.skipIf(CHROMIUM === null)(CHROMIUM === null ? `${TITLE} (skipped: ${inject('chromiumSkipReason')})` : TITLE, () => {
   let db: TestDatabase;
   let api: TestApi;
   let context: BrowserContext;
@@ -72,7 +75,7 @@ describe('operator dashboard (/ops) in Chromium', () => {
 
     profile = mkdtempSync(join(tmpdir(), 'nudge-chromium-'));
     context = await chromium.launchPersistentContext(profile, {
-      executablePath: CHROMIUM,
+      executablePath: CHROMIUM!,
       args: ARGS,
       headless: true,
       viewport: { width: 1280, height: 900 },

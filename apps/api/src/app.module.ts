@@ -10,6 +10,7 @@ import { QueueMetrics } from '@nudge/queue';
 import { RemindersModule } from '@nudge/reminders';
 import { UsersModule } from '@nudge/users';
 import { AuthGuard } from './auth/auth.guard.js';
+import { TokenVerifier } from './auth/token-verifier.js';
 import { DevicesController } from './devices/devices.controller.js';
 import { HealthController } from './health/health.controller.js';
 import { MeController } from './me/me.controller.js';
@@ -63,6 +64,7 @@ export class ApiModule {
       providers: [
         ...queueMetrics,
         QueueOpsService,
+        TokenVerifier,
         // Guards run in this order: the IP limit, authentication, the per-user limit.
         ...rateLimit.beforeAuth,
         { provide: APP_GUARD, useClass: AuthGuard },

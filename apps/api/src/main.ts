@@ -3,19 +3,19 @@
 import 'reflect-metadata';
 import { collectDefaultMetrics, Registry } from 'prom-client';
 import { createLogger, loadConfigOrExit, onShutdownSignal } from '@nudge/config';
-import { prepareDatabase } from '@nudge/database';
+import { prepareDatabaseOrExit } from '@nudge/database';
 import { WorkerModule } from '../../worker/src/worker.module.js';
 import { createApiApp } from './app.factory.js';
 
 const config = loadConfigOrExit();
-const logger = createLogger({ level: config.logLevel });
+const logger = createLogger({ level: config.logLevel, nodeEnv: config.nodeEnv });
 if (config.role === 'worker') {
   logger.error('ROLE=worker: start apps/worker (npm run start:worker) instead of the API');
   process.exit(78);
 }
 if (config.usingDevelopmentSecret) logger.warn('AUTH_JWT_SECRET is not set: using the development secret (never in production)');
 
-const database = await prepareDatabase(config, logger);
+const database = await prepareDatabaseOrExit(config, logger);
 const registry = new Registry();
 collectDefaultMetrics({ register: registry });
 const app = await createApiApp({

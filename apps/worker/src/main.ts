@@ -6,12 +6,12 @@ import { createServer } from 'node:http';
 import { NestFactory } from '@nestjs/core';
 import { collectDefaultMetrics, Registry } from 'prom-client';
 import { ConfigModule, createLogger, loadConfigOrExit, onShutdownSignal, PinoNestLogger } from '@nudge/config';
-import { DatabaseModule, prepareDatabase } from '@nudge/database';
+import { DatabaseModule, prepareDatabaseOrExit } from '@nudge/database';
 import { WorkerModule } from './worker.module.js';
 
 const config = loadConfigOrExit({ ...process.env, ROLE: 'worker' });
-const logger = createLogger({ level: config.logLevel });
-const database = await prepareDatabase(config, logger);
+const logger = createLogger({ level: config.logLevel, nodeEnv: config.nodeEnv });
+const database = await prepareDatabaseOrExit(config, logger);
 // The queue gauges are read from the database and show on any API's /metrics;
 // the counters (completed, failed, retried, durations) are this process's own.
 const registry = new Registry();

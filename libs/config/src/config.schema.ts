@@ -12,6 +12,8 @@ export interface Config {
   authJwtSecret: string;
   /** True when AUTH_JWT_SECRET was not set and the development secret is in use. */
   usingDevelopmentSecret: boolean;
+  /** Tokens from an identity provider (RS256/ES256 against its JWKS); undefined: HS256 only. */
+  authProvider: AuthProviderConfig | undefined;
   workerConcurrency: number;
   jobLeaseSeconds: number;
   reminderJitterSeconds: number;
@@ -37,6 +39,18 @@ export interface Config {
   fcm: { serviceAccountFile: string | undefined };
 }
 
+export interface AuthProviderConfig {
+  jwksUrl: URL;
+  issuer: string;
+  audience: string;
+  /** The claim that holds the user id (`sub`). */
+  userClaim: string;
+  /** The claim that lists a token's scopes; undefined: provider tokens carry none (never ops). */
+  scopeClaim: string | undefined;
+  /** At most one JWKS fetch per this many seconds (an unknown `kid` or a failed fetch waits this long). */
+  jwksCooldownSeconds: number;
+}
+
 export interface VariableSpec {
   name: string;
   description: string;
@@ -52,6 +66,12 @@ export const VARIABLES: readonly VariableSpec[] = [
   { name: 'PORT', description: 'HTTP port of the API', default: '3000' },
   { name: 'ROLE', description: '`all` (API and worker in one process), `api` or `worker`', default: 'all' },
   { name: 'AUTH_JWT_SECRET', description: 'HS256 secret for bearer tokens (at least 32 characters)', sensitive: true },
+  { name: 'AUTH_JWKS_URL', description: "an identity provider's JWKS URL (https; http only on loopback): RS256 and ES256 tokens verified against its keys; unset: HS256 tokens only" },
+  { name: 'AUTH_ISSUER', description: 'the `iss` that provider tokens must carry; required with AUTH_JWKS_URL' },
+  { name: 'AUTH_AUDIENCE', description: 'the `aud` that provider tokens must carry; required with AUTH_JWKS_URL' },
+  { name: 'AUTH_USER_CLAIM', description: 'the claim of a provider token that holds the user id (at most 128 characters, no control characters)', default: 'sub' },
+  { name: 'AUTH_SCOPE_CLAIM', description: 'the claim of a provider token that lists its scopes (a space-separated string or an array); `ops` in it grants ops; unset: provider tokens never grant ops' },
+  { name: 'AUTH_JWKS_COOLDOWN_SECONDS', description: 'at most one JWKS fetch per this many seconds (an unknown `kid` refetches once the cooldown has passed)', default: '30' },
   { name: 'WORKER_CONCURRENCY', description: 'jobs one worker process runs at once (a batch of reminders takes one slot per job)', default: '100' },
   { name: 'JOB_LEASE_SECONDS', description: 'how long a claimed job is held before the reaper returns it', default: '60' },
   { name: 'REMINDER_JITTER_SECONDS', description: 'spread of reminders due at the same minute (0 disables)', default: '0' },

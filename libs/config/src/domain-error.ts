@@ -9,7 +9,9 @@ export type DomainErrorCode =
   | 'unauthenticated'
   | 'forbidden'
   | 'payload_too_large'
-  | 'rate_limited';
+  | 'rate_limited'
+  /** A dependency (an identity provider's keys) cannot be reached: retry. */
+  | 'unavailable';
 
 export interface FieldError {
   /** Where the problem is, e.g. `quietHours.start` or `recurrence`. */

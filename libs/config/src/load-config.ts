@@ -1,4 +1,4 @@
-import { type Config, DEVELOPMENT_JWT_SECRET, type Role, VARIABLES } from './config.schema.js';
+import { type AuthProviderConfig, type Config, DEVELOPMENT_JWT_SECRET, type Role, VARIABLES } from './config.schema.js';
 
 export class ConfigError extends Error {
   constructor(readonly problems: string[]) {
@@ -57,6 +57,8 @@ export function loadConfig(env: Env = process.env): Config {
     problems.push('AUTH_JWT_SECRET must be at least 32 characters long');
   }
 
+  const authProvider = identityProvider(raw, integer, problems);
+
   const apns = {
     keyFile: raw('APNS_KEY_FILE'),
     keyId: raw('APNS_KEY_ID'),
@@ -77,6 +79,7 @@ export function loadConfig(env: Env = process.env): Config {
     role: oneOf<Role>('ROLE', ['all', 'api', 'worker']),
     authJwtSecret,
     usingDevelopmentSecret,
+    authProvider,
     workerConcurrency: integer('WORKER_CONCURRENCY', 1, 1000),
     jobLeaseSeconds: integer('JOB_LEASE_SECONDS', 5, 86_400),
     reminderJitterSeconds: integer('REMINDER_JITTER_SECONDS', 0, 3_600),
@@ -93,4 +96,46 @@ export function loadConfig(env: Env = process.env): Config {
   };
   if (problems.length > 0) throw new ConfigError(problems);
   return config;
+}
+
+const LOOPBACK_HOSTS = new Set(['127.0.0.1', 'localhost', '[::1]']);
+const PROVIDER_ONLY = ['AUTH_ISSUER', 'AUTH_AUDIENCE', 'AUTH_SCOPE_CLAIM'] as const;
+
+function identityProvider(
+  raw: (name: string) => string | undefined,
+  integer: (name: string, min: number, max: number) => number,
+  problems: string[],
+): AuthProviderConfig | undefined {
+  const jwksCooldownSeconds = integer('AUTH_JWKS_COOLDOWN_SECONDS', 1, 3_600);
+  const url = raw('AUTH_JWKS_URL');
+  if (url === undefined) {
+    for (const name of PROVIDER_ONLY) {
+      if (raw(name) !== undefined) problems.push(`${name} is only used with AUTH_JWKS_URL, which is not set`);
+    }
+    return undefined;
+  }
+  let jwksUrl: URL | undefined;
+  try {
+    jwksUrl = new URL(url);
+  } catch {
+    // reported below
+  }
+  // Keys fetched over plain HTTP could be swapped on the way; loopback is for tests and sidecars.
+  if (!jwksUrl || !(jwksUrl.protocol === 'https:' || (jwksUrl.protocol === 'http:' && LOOPBACK_HOSTS.has(jwksUrl.hostname)))) {
+    problems.push(`AUTH_JWKS_URL must be an https:// URL (http:// only on loopback), got ${JSON.stringify(url)}`);
+  }
+  // Without both, any token the provider signs for any of its customers would
+  // pass (Firebase signs every project's tokens with the same keys).
+  const issuer = raw('AUTH_ISSUER');
+  const audience = raw('AUTH_AUDIENCE');
+  if (issuer === undefined) problems.push('AUTH_ISSUER is required when AUTH_JWKS_URL is set');
+  if (audience === undefined) problems.push('AUTH_AUDIENCE is required when AUTH_JWKS_URL is set');
+  return {
+    jwksUrl: jwksUrl ?? new URL('https://invalid.invalid/'),
+    issuer: issuer ?? '',
+    audience: audience ?? '',
+    userClaim: raw('AUTH_USER_CLAIM') ?? 'sub',
+    scopeClaim: raw('AUTH_SCOPE_CLAIM'),
+    jwksCooldownSeconds,
+  };
 }

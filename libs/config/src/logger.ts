@@ -1,6 +1,7 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import type { LoggerService } from '@nestjs/common';
 import { pino, type Logger } from 'pino';
+import { PrettyLogStream, prettyByDefault } from './pretty-log.js';
 
 /** Per-request (or per-job) fields that every log line written inside it carries. */
 export const logContext = new AsyncLocalStorage<Record<string, unknown>>();
@@ -15,7 +16,15 @@ const REDACT_PATHS = [
   '*.private_key', 'apiKey', '*.apiKey',
 ];
 
-export function createLogger(options: { level?: string; destination?: NodeJS.WritableStream } = {}): Logger {
+/**
+ * The process's logger: JSON lines, or, when `pretty` (by default: stdout is
+ * a terminal and NODE_ENV is not production), lines for a person to read.
+ */
+export function createLogger(
+  options: { level?: string; destination?: NodeJS.WritableStream; nodeEnv?: string; pretty?: boolean } = {},
+): Logger {
+  const pretty = options.pretty ?? (options.destination === undefined && prettyByDefault(process.stdout, options.nodeEnv ?? process.env.NODE_ENV));
+  const destination = pretty ? new PrettyLogStream(options.destination ?? process.stdout, !process.env.NO_COLOR) : options.destination;
   return pino(
     {
       level: options.level ?? 'info',
@@ -24,7 +33,7 @@ export function createLogger(options: { level?: string; destination?: NodeJS.Wri
       redact: { paths: REDACT_PATHS, censor: '[redacted]' },
       mixin: () => logContext.getStore() ?? {},
     },
-    options.destination as pino.DestinationStream | undefined,
+    destination as pino.DestinationStream | undefined,
   );
 }
 

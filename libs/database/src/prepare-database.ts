@@ -1,5 +1,6 @@
 import type { Logger } from 'pino';
 import type { Config } from '@nudge/config';
+import { EmbeddedPostgresError } from './embedded-postgres.js';
 import { migrateUnderLock } from './migrate.js';
 import { resolveDatabase, type ResolvedDatabase } from './resolve-database.js';
 
@@ -18,4 +19,18 @@ export async function prepareDatabase(config: Config, logger: Logger): Promise<R
     throw error;
   }
   return database;
+}
+
+/**
+ * prepareDatabase, or, when the embedded PostgreSQL cannot run, stop the
+ * process with the one line that names the cause and the fix (no stack trace).
+ */
+export async function prepareDatabaseOrExit(config: Config, logger: Logger): Promise<ResolvedDatabase> {
+  try {
+    return await prepareDatabase(config, logger);
+  } catch (error) {
+    if (!(error instanceof EmbeddedPostgresError)) throw error;
+    console.error(error.message);
+    process.exit(1);
+  }
 }

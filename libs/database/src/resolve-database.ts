@@ -21,7 +21,7 @@ export async function resolveDatabase(config: Config, logger: Logger): Promise<R
   if (config.databaseUrl) return { url: config.databaseUrl, embedded: false, stop: async () => undefined };
 
   logger.info({ dataDir: EMBEDDED_DATA_DIR }, 'DATABASE_URL is not set: starting an embedded PostgreSQL');
-  const server = await startEmbeddedPostgres({ dataDir: EMBEDDED_DATA_DIR });
+  const server = await startEmbeddedPostgres({ dataDir: EMBEDDED_DATA_DIR, onWarning: (line) => logger.warn(line) });
   const admin = new pg.Client({ connectionString: server.url });
   await admin.connect();
   try {

@@ -1,15 +1,16 @@
-import { type CanActivate, type ExecutionContext, Inject, Injectable } from '@nestjs/common';
+import { type CanActivate, type ExecutionContext, Injectable } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
-import { Clock, CONFIG, type Config, DomainError } from '@nudge/config';
+import { Clock, DomainError } from '@nudge/config';
 import { PUBLIC_ROUTE, REQUIRED_SCOPE } from './auth.decorators.js';
-import { InvalidTokenError, verifyToken } from './jwt.js';
+import { InvalidTokenError } from './jwt.js';
+import { KeysUnavailableError, TokenVerifier } from './token-verifier.js';
 
 /** Every route needs a valid bearer token unless it is marked @Public(). */
 @Injectable()
 export class AuthGuard implements CanActivate {
   constructor(
     private readonly reflector: Reflector,
-    @Inject(CONFIG) private readonly config: Config,
+    private readonly verifier: TokenVerifier,
     private readonly clock: Clock,
   ) {}
 
@@ -22,9 +23,10 @@ export class AuthGuard implements CanActivate {
     const match = typeof header === 'string' ? /^Bearer ([A-Za-z0-9._~+/=-]+)$/.exec(header) : null;
     if (!match) throw new DomainError('unauthenticated', 'A bearer token is required.');
     try {
-      request.auth = await verifyToken(this.config.authJwtSecret, match[1], this.clock.now());
+      request.auth = await this.verifier.verify(match[1], this.clock.now());
     } catch (error) {
       if (error instanceof InvalidTokenError) throw new DomainError('unauthenticated', `Unauthorized: ${error.message}.`);
+      if (error instanceof KeysUnavailableError) throw new DomainError('unavailable', `The token cannot be checked now: ${error.message}; retry shortly.`);
       throw error;
     }
     const scope = this.reflector.getAllAndOverride<string | undefined>(REQUIRED_SCOPE, targets);

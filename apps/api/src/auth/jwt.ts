@@ -30,8 +30,8 @@ export async function signToken(
 export class InvalidTokenError extends Error {}
 
 /**
- * Verifies an HS256 bearer token. Only HS256 is accepted, so `alg: none` and
- * tokens signed with another algorithm are refused.
+ * Verifies an HS256 bearer token (the self-signed path). Only HS256 is
+ * accepted, so `alg: none` and tokens signed with another algorithm are refused.
  */
 export async function verifyToken(secret: string, token: string, now: Date): Promise<TokenClaims> {
   try {
@@ -39,17 +39,34 @@ export async function verifyToken(secret: string, token: string, now: Date): Pro
       algorithms: ['HS256'],
       currentDate: now,
     });
-    const userId = payload.sub;
-    // Control characters never make a sensible id, and a NUL cannot be stored in a text column (a 500).
-    if (typeof userId !== 'string' || userId.length === 0 || userId.length > 128 || CONTROL_CHARACTERS.test(userId)) {
-      throw new InvalidTokenError('the token has no valid subject');
-    }
-    const scope = payload.scope;
-    const scopes = typeof scope === 'string' ? scope.split(' ').filter(Boolean) : Array.isArray(scope) ? scope.map(String) : [];
-    return { userId, scopes };
+    return { userId: userIdFrom(payload.sub, 'subject'), scopes: scopesFrom(payload.scope) };
   } catch (error) {
-    if (error instanceof InvalidTokenError) throw error;
-    if (error instanceof errors.JWTExpired) throw new InvalidTokenError('the token has expired');
-    throw new InvalidTokenError('the token is not valid');
+    throw asInvalidToken(error);
   }
+}
+
+/** A user id as the API accepts it, or InvalidTokenError naming the claim. */
+export function userIdFrom(value: unknown, what: string): string {
+  // Control characters never make a sensible id, and a NUL cannot be stored in a text column (a 500).
+  if (typeof value !== 'string' || value.length === 0 || value.length > 128 || CONTROL_CHARACTERS.test(value)) {
+    throw new InvalidTokenError(`the token has no valid ${what}`);
+  }
+  return value;
+}
+
+/** Scopes from a space-separated string or an array of strings; anything else is none. */
+export function scopesFrom(value: unknown): string[] {
+  if (typeof value === 'string') return value.split(' ').filter(Boolean);
+  if (Array.isArray(value)) return value.filter((scope): scope is string => typeof scope === 'string');
+  return [];
+}
+
+/** jose's errors as the one error the guard turns into a 401; InvalidTokenError passes through. */
+export function asInvalidToken(error: unknown): InvalidTokenError {
+  if (error instanceof InvalidTokenError) return error;
+  if (error instanceof errors.JWTExpired) return new InvalidTokenError('the token has expired');
+  if (error instanceof errors.JWTClaimValidationFailed && (error.claim === 'iss' || error.claim === 'aud')) {
+    return new InvalidTokenError(`the token's ${error.claim === 'iss' ? 'issuer' : 'audience'} is not accepted`);
+  }
+  return new InvalidTokenError('the token is not valid');
 }

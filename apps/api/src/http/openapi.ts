@@ -14,10 +14,11 @@ export function buildOpenApiDocument(app: INestApplication): OpenAPIObject {
     .setTitle('Nudge')
     .setDescription(
       'Reminders and push notifications for mobile apps. Errors are RFC 9457 application/problem+json. ' +
-        'Ops and service endpoints need a token whose `scope` contains `ops`.',
+        'Bearer tokens are HS256 signed with AUTH_JWT_SECRET, or RS256/ES256 from an identity provider when AUTH_JWKS_URL is set. ' +
+        'Ops and service endpoints need a token whose scopes contain `ops`.',
     )
     .setVersion('1')
-    .addBearerAuth({ type: 'http', scheme: 'bearer', bearerFormat: 'JWT (HS256)' })
+    .addBearerAuth({ type: 'http', scheme: 'bearer', bearerFormat: 'JWT (HS256; RS256 or ES256 with AUTH_JWKS_URL)' })
     .build();
   return SwaggerModule.createDocument(app, config);
 }

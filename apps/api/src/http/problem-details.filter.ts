@@ -23,6 +23,7 @@ const STATUS_OF: Record<DomainErrorCode, number> = {
   conflict: 409,
   payload_too_large: 413,
   rate_limited: 429,
+  unavailable: 503,
 };
 
 const TITLES: Record<number, string> = {

@@ -1,0 +1,124 @@
+import { Inject, Injectable } from '@nestjs/common';
+import { createRemoteJWKSet, customFetch, decodeProtectedHeader, errors, type JWTPayload, jwtVerify } from 'jose';
+import type { Logger } from 'pino';
+import { type AuthProviderConfig, CONFIG, type Config, LOGGER } from '@nudge/config';
+import { asInvalidToken, InvalidTokenError, scopesFrom, type TokenClaims, userIdFrom, verifyToken } from './jwt.js';
+
+/** The identity provider's keys could not be fetched: the token is neither good nor bad yet (503). */
+export class KeysUnavailableError extends Error {}
+
+const PROVIDER_ALGORITHMS = ['RS256', 'ES256'];
+
+/**
+ * Verifies bearer tokens: HS256 with AUTH_JWT_SECRET (the self-signed path),
+ * and, when AUTH_JWKS_URL is set, RS256/ES256 against the provider's keys.
+ * The header's `alg` picks the path; each path accepts only its own
+ * algorithms, so a token cannot pass one path's key off as the other's.
+ */
+@Injectable()
+export class TokenVerifier {
+  private readonly provider: ProviderKeys | undefined;
+
+  constructor(
+    @Inject(CONFIG) private readonly config: Config,
+    @Inject(LOGGER) logger: Logger,
+  ) {
+    this.provider = config.authProvider
+      ? new ProviderKeys(config.authProvider, (reason) =>
+          logger.warn({ jwksUrl: config.authProvider?.jwksUrl.href, reason }, "the identity provider's keys cannot be fetched"),
+        )
+      : undefined;
+  }
+
+  async verify(token: string, now: Date): Promise<TokenClaims> {
+    let alg: unknown;
+    try {
+      alg = decodeProtectedHeader(token).alg;
+    } catch {
+      throw new InvalidTokenError('the token is not valid');
+    }
+    if (typeof alg === 'string' && PROVIDER_ALGORITHMS.includes(alg) && this.provider) return this.provider.verify(token, now);
+    return verifyToken(this.config.authJwtSecret, token, now);
+  }
+}
+
+class ProviderKeys {
+  private readonly keys: ReturnType<typeof createRemoteJWKSet>;
+  private lastFailureAt = -Infinity;
+
+  constructor(
+    private readonly settings: AuthProviderConfig,
+    private readonly onFailure: (reason: string) => void,
+  ) {
+    const cooldownMs = settings.jwksCooldownSeconds * 1000;
+    this.keys = createRemoteJWKSet(settings.jwksUrl, {
+      // jose fetches again on an unknown `kid` once the cooldown has passed
+      // since the last successful fetch, and dedupes concurrent fetches.
+      cooldownDuration: cooldownMs,
+      timeoutDuration: 5_000,
+      // jose does not remember failures: with the provider down, every request
+      // would fetch. A failed fetch holds further fetches for the cooldown too.
+      [customFetch]: async (url: string, options: RequestInit) => {
+        if (Date.now() - this.lastFailureAt < cooldownMs) throw new KeysUnavailableError('a recent fetch of the keys failed');
+        let response: Response;
+        try {
+          response = await fetch(url, options);
+        } catch (error) {
+          this.lastFailureAt = Date.now();
+          this.onFailure(String((error as Error).cause ?? error));
+          if (error instanceof Error && error.name === 'TimeoutError') throw error; // jose makes it JWKSTimeout
+          throw new KeysUnavailableError('the JWKS cannot be fetched');
+        }
+        if (!response.ok) {
+          this.lastFailureAt = Date.now();
+          this.onFailure(`HTTP ${response.status}`);
+          throw new KeysUnavailableError(`the JWKS answered ${response.status}`);
+        }
+        return response;
+      },
+    });
+  }
+
+  async verify(token: string, now: Date): Promise<TokenClaims> {
+    try {
+      const { payload } = await jwtVerify(token, this.keys, {
+        algorithms: PROVIDER_ALGORITHMS,
+        issuer: this.settings.issuer,
+        audience: this.settings.audience,
+        currentDate: now,
+      });
+      return {
+        userId: userIdFrom(claim(payload, this.settings.userClaim), `"${this.settings.userClaim}" claim`),
+        scopes: this.settings.scopeClaim ? scopesFrom(claim(payload, this.settings.scopeClaim)) : [],
+      };
+    } catch (error) {
+      // A key set that is not JSON or not a JWKS counts as a failed fetch.
+      const badKeySet =
+        error instanceof errors.JWKSInvalid ||
+        (error instanceof errors.JOSEError && /^(Failed to parse|Expected 200 OK from) the JSON Web Key Set/.test(error.message));
+      if (badKeySet) {
+        this.lastFailureAt = Date.now();
+        this.onFailure((error as Error).message);
+      }
+      if (badKeySet || error instanceof KeysUnavailableError || error instanceof errors.JWKSTimeout) {
+        throw new KeysUnavailableError("the identity provider's keys cannot be fetched");
+      }
+      throw asInvalidToken(error);
+    }
+  }
+}
+
+/**
+ * A claim by its name, or by a dotted path into nested objects
+ * (`app_metadata.scopes`) when no claim has that exact name (Auth0's
+ * namespaced claims are URLs, dots included).
+ */
+function claim(payload: JWTPayload, name: string): unknown {
+  if (Object.hasOwn(payload, name)) return payload[name];
+  let value: unknown = payload;
+  for (const part of name.split('.')) {
+    if (typeof value !== 'object' || value === null || !Object.hasOwn(value, part)) return undefined;
+    value = (value as Record<string, unknown>)[part];
+  }
+  return value;
+}
