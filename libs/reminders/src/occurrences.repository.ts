@@ -26,7 +26,7 @@ export interface OccurrenceRow {
 export interface ChainState {
   /** The scheduled occurrence (locked). */
   pending: OccurrenceRow | null;
-  /** The latest date settled in the past (sent, done, skipped or snoozed when it was due). */
+  /** Where the chain stands: the latest date settled before the pending one (or, with none pending, by now). */
   lastSettled: string | null;
   /** Every settled date from `fromDate` on. */
   settled: Set<string>;
@@ -134,10 +134,13 @@ export async function chainState(db: QueryExecutor, reminderId: string, now: Dat
       ORDER BY o.due_at LIMIT 1 FOR UPDATE`,
     [reminderId],
   );
+  // Where the chain stands: the last date settled before the pending one (a date settled ahead of
+  // it, skipped in advance, is no frontier), or without a pending one the last settled by now.
   const [last] = await queryRows<{ localDate: string | null }>(
     db,
-    `SELECT max(local_date) AS "localDate" FROM reminder_occurrences WHERE reminder_id = $1 AND status <> 'scheduled' AND due_at <= $2`,
-    [reminderId, now],
+    `SELECT max(local_date) AS "localDate" FROM reminder_occurrences
+      WHERE reminder_id = $1 AND status <> 'scheduled' AND ($2::text IS NULL OR local_date < $2) AND ($2::text IS NOT NULL OR due_at <= $3)`,
+    [reminderId, pending?.localDate ?? null, now],
   );
   const lastSettled = last?.localDate ?? null;
   const settled = await settledDatesAfter(db, [{ reminderId, afterDate: lastSettled }]);

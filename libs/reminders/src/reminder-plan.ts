@@ -122,7 +122,10 @@ export interface ChainInput {
    * skipped as `rescheduled` otherwise.
    */
   mode: 'chain' | 'replan';
-  /** Plan only dates after this one (chain: the date that ran; replan: the last date already settled). */
+  /**
+   * Plan only dates after this one (chain: the date that ran; replan: where the chain stands, the
+   * last date settled before the pending one — after skipping the next two, not before them).
+   */
   afterDate: string | null;
   /** replan: the date that was pending, if any. */
   pendingDate?: string | null;
@@ -145,11 +148,12 @@ export function planChain(input: ChainInput): ChainPlan {
   if (mode === 'chain') cursor = afterDate ? startOf(afterDate) : now;
   // A re-plan owes what is still ahead, and the pending date even if it already passed.
   else cursor = pendingDate && startOf(pendingDate) < now ? startOf(pendingDate) : now;
-  if (afterDate && startOf(afterDate) > cursor) cursor = startOf(afterDate);
+  if (afterDate && startOf(afterDate) > cursor && !(pendingDate && pendingDate <= afterDate)) cursor = startOf(afterDate);
 
   for (let occurrence = nextOccurrence(schedule, cursor); occurrence; occurrence = nextOccurrence(schedule, occurrence.at)) {
     const date = occurrence.localDate;
-    if ((afterDate && date <= afterDate) || settled.has(date)) continue;
+    // Nothing up to the last settled date, but the pending one (a date settled ahead of it is no reason to drop it).
+    if ((afterDate && date <= afterDate && date !== pendingDate) || settled.has(date)) continue;
     const nominal = occurrence.at;
     const jittered = new Date(nominal.getTime() + jitterFor(reminder.id, date, input.jitterSeconds) * 1000);
     if (jittered > now) return { skipped, next: planned(reminder, occurrence, allowedFrom(reminder, user, jittered), jittered, user) };
