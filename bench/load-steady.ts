@@ -15,7 +15,14 @@ import { signToken } from '../apps/api/src/auth/jwt.js';
 import { freePort, startTemporaryPostgres, withDatabase } from '../libs/database/src/embedded-postgres.js';
 import { migrateUnderLock } from '../libs/database/src/migrate.js';
 
-interface Latency { p50: number; p90: number; p99: number; p99_9: number; max: number; average: number }
+interface Latency {
+  p50: number;
+  p90: number;
+  p99: number;
+  p99_9: number;
+  max: number;
+  average: number;
+}
 interface AutocannonResult {
   latency: Latency;
   requests: { average: number; total: number };
@@ -25,7 +32,13 @@ interface AutocannonResult {
   statusCodeStats: Record<string, { count: number }>;
   duration: number;
 }
-interface AutocannonRequest { method: string; path: string; headers?: Record<string, string>; body?: string; setupRequest?: (req: AutocannonRequest) => AutocannonRequest }
+interface AutocannonRequest {
+  method: string;
+  path: string;
+  headers?: Record<string, string>;
+  body?: string;
+  setupRequest?: (req: AutocannonRequest) => AutocannonRequest;
+}
 type Autocannon = (options: Record<string, unknown>) => Promise<AutocannonResult>;
 // autocannon ships no types; the shapes above are the parts used here.
 const autocannon = createRequire(import.meta.url)('autocannon') as Autocannon;
@@ -77,14 +90,19 @@ async function main(): Promise<void> {
     log(`seeding ${USERS} users (profile, a device, 3 reminders each)`);
     for (const [i, token] of tokens.entries()) {
       const call = (method: string, path: string, body: unknown) =>
-        fetch(base + path, { method, headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body: JSON.stringify(body) }).then(async (r) => {
+        fetch(base + path, {
+          method,
+          headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+          body: JSON.stringify(body),
+        }).then(async (r) => {
           if (r.status >= 300) throw new Error(`seeding: ${method} ${path} → ${r.status} ${await r.text()}`);
           return r.json() as Promise<{ id: string }>;
         });
       await call('PUT', '/v1/me', { timeZone: ['Europe/Berlin', 'America/Chicago', 'Asia/Tokyo'][i % 3] });
       await call('PUT', '/v1/me/devices/phone', { platform: i % 2 ? 'ios' : 'android', pushToken: `sim-load-${i}` });
       const ids: string[] = [];
-      for (const t of ['08:00', '12:30', '21:15']) ids.push((await call('POST', '/v1/reminders', { title: `at ${t}`, localTime: t, recurrence: 'FREQ=DAILY' })).id);
+      for (const t of ['08:00', '12:30', '21:15'])
+        ids.push((await call('POST', '/v1/reminders', { title: `at ${t}`, localTime: t, recurrence: 'FREQ=DAILY' })).id);
       reminders.push(ids);
     }
 
@@ -97,10 +115,44 @@ async function main(): Promise<void> {
     const requests: AutocannonRequest[] = [
       { method: 'GET', path: '/v1/me', setupRequest: (r) => ({ ...r, headers: pick().headers }) },
       { method: 'GET', path: '/v1/reminders', setupRequest: (r) => ({ ...r, headers: pick().headers }) },
-      { method: 'GET', path: '/', setupRequest: (r) => { const p = pick(); return { ...r, path: `/v1/reminders/${reminders[p.user]![0]}/occurrences?count=10`, headers: p.headers }; } },
-      { method: 'PATCH', path: '/', setupRequest: (r) => { const p = pick(); return { ...r, path: `/v1/reminders/${reminders[p.user]![1]}`, headers: p.headers, body: JSON.stringify({ title: `edited ${n}` }) }; } },
-      { method: 'PUT', path: '/v1/me/devices/phone', setupRequest: (r) => { const p = pick(); return { ...r, headers: p.headers, body: JSON.stringify({ platform: 'ios', pushToken: `sim-load-${p.user}` }) }; } },
-      { method: 'POST', path: '/v1/reminders', setupRequest: (r) => ({ ...r, headers: pick().headers, body: JSON.stringify({ title: 'new', localTime: '07:45', recurrence: 'FREQ=WEEKLY;BYDAY=MO' }) }) },
+      {
+        method: 'GET',
+        path: '/',
+        setupRequest: (r) => {
+          const p = pick();
+          return { ...r, path: `/v1/reminders/${reminders[p.user]![0]}/occurrences?count=10`, headers: p.headers };
+        },
+      },
+      {
+        method: 'PATCH',
+        path: '/',
+        setupRequest: (r) => {
+          const p = pick();
+          return {
+            ...r,
+            path: `/v1/reminders/${reminders[p.user]![1]}`,
+            headers: p.headers,
+            body: JSON.stringify({ title: `edited ${n}` }),
+          };
+        },
+      },
+      {
+        method: 'PUT',
+        path: '/v1/me/devices/phone',
+        setupRequest: (r) => {
+          const p = pick();
+          return { ...r, headers: p.headers, body: JSON.stringify({ platform: 'ios', pushToken: `sim-load-${p.user}` }) };
+        },
+      },
+      {
+        method: 'POST',
+        path: '/v1/reminders',
+        setupRequest: (r) => ({
+          ...r,
+          headers: pick().headers,
+          body: JSON.stringify({ title: 'new', localTime: '07:45', recurrence: 'FREQ=WEEKLY;BYDAY=MO' }),
+        }),
+      },
     ];
     log(`load: ${RATE} requests/s for ${SECONDS} s over ${CONNECTIONS} connections, ${USERS} users`);
     const result = await autocannon({ url: base, connections: CONNECTIONS, overallRate: RATE, duration: SECONDS, requests });
@@ -111,7 +163,13 @@ async function main(): Promise<void> {
       rateServed: Math.round(result.requests.average),
       seconds: SECONDS,
       requests: result.requests.total,
-      latencyMs: { p50: result.latency.p50, p90: result.latency.p90, p99: result.latency.p99, p99_9: result.latency.p99_9, max: result.latency.max },
+      latencyMs: {
+        p50: result.latency.p50,
+        p90: result.latency.p90,
+        p99: result.latency.p99,
+        p99_9: result.latency.p99_9,
+        max: result.latency.max,
+      },
       errors: result.errors,
       timeouts: result.timeouts,
       non2xx: result.non2xx,
@@ -121,7 +179,9 @@ async function main(): Promise<void> {
     writeFileSync(join(ROOT, 'bench/results/load-steady.json'), JSON.stringify(report, null, 2));
     console.log(`\n| rate asked | served | requests | p50 ms | p90 ms | p99 ms | p99.9 ms | max ms | errors | timeouts | non-2xx |`);
     console.log(`|---|---|---|---|---|---|---|---|---|---|---|`);
-    console.log(`| ${RATE}/s | ${report.rateServed}/s | ${report.requests} | ${report.latencyMs.p50} | ${report.latencyMs.p90} | ${report.latencyMs.p99} | ${report.latencyMs.p99_9} | ${report.latencyMs.max} | ${report.errors} | ${report.timeouts} | ${report.non2xx} |`);
+    console.log(
+      `| ${RATE}/s | ${report.rateServed}/s | ${report.requests} | ${report.latencyMs.p50} | ${report.latencyMs.p90} | ${report.latencyMs.p99} | ${report.latencyMs.p99_9} | ${report.latencyMs.max} | ${report.errors} | ${report.timeouts} | ${report.non2xx} |`,
+    );
     console.log(`statuses: ${JSON.stringify(statuses)}  (bench/results/load-steady.json)`);
     process.exitCode = report.errors + report.timeouts + report.non2xx > 0 ? 1 : 0;
   } finally {

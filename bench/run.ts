@@ -16,7 +16,17 @@ import { cpus, loadavg } from 'node:os';
 import { resolve } from 'node:path';
 import { apiBench, type ApiFigures } from './api/api.bench.js';
 import { drain, enqueueRates, latency, type DrainFigures, type EnqueueFigures, type LatencyFigures } from './queue/queue.bench.js';
-import { GRAPHILE, NUDGE, NUDGE_SYNC, openClient, PGBOSS_100, PGBOSS_1000, SYSTEMS, type QueueClient, type SystemName } from './queue/systems.js';
+import {
+  GRAPHILE,
+  NUDGE,
+  NUDGE_SYNC,
+  openClient,
+  PGBOSS_100,
+  PGBOSS_1000,
+  SYSTEMS,
+  type QueueClient,
+  type SystemName,
+} from './queue/systems.js';
 import { reminderPipeline, type PipelineFigures } from './reminders/pipeline.bench.js';
 import type { SchedulingConfig, SchedulingResult } from './scheduling/next-occurrence.worker.js';
 import { ROOT, spawnBenchScript } from './support/child.js';
@@ -80,7 +90,12 @@ async function main(): Promise<void> {
     node: process.version,
     postgres: '',
     embeddedPostgres: true,
-    versions: { nudge: packageVersion('nudge'), 'pg-boss': packageVersion('pg-boss'), 'graphile-worker': packageVersion('graphile-worker'), autocannon: packageVersion('autocannon') },
+    versions: {
+      nudge: packageVersion('nudge'),
+      'pg-boss': packageVersion('pg-boss'),
+      'graphile-worker': packageVersion('graphile-worker'),
+      autocannon: packageVersion('autocannon'),
+    },
     commit: gitCommit(),
     sizes: SIZES,
     runs: RUNS,
@@ -99,7 +114,8 @@ async function main(): Promise<void> {
   let apiF: ApiFigures | undefined;
   try {
     if (only.has('drain') || only.has('latency') || only.has('enqueue')) {
-      for (const system of SYSTEMS) clients.set(system, await openClient(system, await freshDatabase(server.adminUrl, `bench_${system.replace('-', '_')}`)));
+      for (const system of SYSTEMS)
+        clients.set(system, await openClient(system, await freshDatabase(server.adminUrl, `bench_${system.replace('-', '_')}`)));
     }
     if (only.has('drain')) {
       log(`drain: ${SIZES.drainJobs} no-op jobs, ${RUNS} runs per configuration`);
@@ -117,7 +133,11 @@ async function main(): Promise<void> {
     clients.clear();
     if (only.has('reminders')) {
       log(`reminders: ${SIZES.reminders} due in one minute across 50 zones, worker concurrency ${WORKER_CONCURRENCY}`);
-      remindersF = await reminderPipeline({ adminUrl: server.adminUrl, reminders: SIZES.reminders, concurrency: WORKER_CONCURRENCY, log }, [0, 300], RUNS);
+      remindersF = await reminderPipeline(
+        { adminUrl: server.adminUrl, reminders: SIZES.reminders, concurrency: WORKER_CONCURRENCY, log },
+        [0, 300],
+        RUNS,
+      );
     }
     if (only.has('scheduling')) {
       log(`scheduling: nextOccurrence, ${SIZES.schedulingCalls} calls per age per round, one core`);
@@ -183,8 +203,22 @@ function buildFigures(f: {
       target: `≥ 1.5× best peer (${Math.round(1.5 * best)})`,
       met: m[NUDGE_SYNC.id]! >= 1.5 * best,
     });
-    out.push({ figure: 'Drain — pg-boss at batchSize 100', unit: 'jobs/s', nudge: round(m[NUDGE.id]!), peers: { 'pg-boss': round(m[PGBOSS_100.id]!) }, target: null, met: null });
-    out.push({ figure: 'Drain — pg-boss at batchSize 1000', unit: 'jobs/s', nudge: round(m[NUDGE.id]!), peers: { 'pg-boss': round(m[PGBOSS_1000.id]!) }, target: null, met: null });
+    out.push({
+      figure: 'Drain — pg-boss at batchSize 100',
+      unit: 'jobs/s',
+      nudge: round(m[NUDGE.id]!),
+      peers: { 'pg-boss': round(m[PGBOSS_100.id]!) },
+      target: null,
+      met: null,
+    });
+    out.push({
+      figure: 'Drain — pg-boss at batchSize 1000',
+      unit: 'jobs/s',
+      nudge: round(m[NUDGE.id]!),
+      peers: { 'pg-boss': round(m[PGBOSS_1000.id]!) },
+      target: null,
+      met: null,
+    });
   }
   if (f.latencyF) {
     const m = f.latencyF.median;
@@ -236,9 +270,10 @@ function buildFigures(f: {
       for (const p of ['p50', 'p99', 'max'] as const) {
         const targeted = jitter === 300 && p === 'p99';
         out.push({
-          figure: jitter === 0
-            ? `Reminder pipeline, jitter 0: lateness ${p} (delivered − due, worker start taken off)`
-            : `Reminder pipeline, jitter 300: lateness ${p} (jitter + wait in a burst drain: an upper bound)`,
+          figure:
+            jitter === 0
+              ? `Reminder pipeline, jitter 0: lateness ${p} (delivered − due, worker start taken off)`
+              : `Reminder pipeline, jitter 300: lateness ${p} (jitter + wait in a burst drain: an upper bound)`,
           unit: 's',
           nudge: round(r.lateness[p], 1),
           peers: {},
@@ -247,7 +282,14 @@ function buildFigures(f: {
         });
       }
       if (jitter !== 0) {
-        out.push({ figure: `Reminder pipeline, jitter ${jitter}: wait p99 (delivered − max(runAt, start))`, unit: 's', nudge: round(r.wait.p99, 1), peers: {}, target: null, met: null });
+        out.push({
+          figure: `Reminder pipeline, jitter ${jitter}: wait p99 (delivered − max(runAt, start))`,
+          unit: 's',
+          nudge: round(r.wait.p99, 1),
+          peers: {},
+          target: null,
+          met: null,
+        });
       }
     }
   }
@@ -255,22 +297,72 @@ function buildFigures(f: {
     const s = f.schedulingF;
     const fresh = median(s.new);
     const old = median(s.old);
-    out.push({ figure: 'nextOccurrence, rules created today (daily, weekday, monthly, yearly × 25 zones)', unit: 'calls/s/core', nudge: round(fresh), peers: {}, target: '≥ 100000', met: fresh >= 100_000 });
-    out.push({ figure: 'nextOccurrence, rules created five years ago', unit: 'calls/s/core', nudge: round(old), peers: {}, target: '≥ 100000', met: old >= 100_000 });
-    out.push({ figure: 'nextOccurrence, time ratio old / new', unit: '×', nudge: round(fresh / old, 2), peers: {}, target: '≤ 1.5', met: fresh / old <= 1.5 });
+    out.push({
+      figure: 'nextOccurrence, rules created today (daily, weekday, monthly, yearly × 25 zones)',
+      unit: 'calls/s/core',
+      nudge: round(fresh),
+      peers: {},
+      target: '≥ 100000',
+      met: fresh >= 100_000,
+    });
+    out.push({
+      figure: 'nextOccurrence, rules created five years ago',
+      unit: 'calls/s/core',
+      nudge: round(old),
+      peers: {},
+      target: '≥ 100000',
+      met: old >= 100_000,
+    });
+    out.push({
+      figure: 'nextOccurrence, time ratio old / new',
+      unit: '×',
+      nudge: round(fresh / old, 2),
+      peers: {},
+      target: '≤ 1.5',
+      met: fresh / old <= 1.5,
+    });
   }
   if (f.apiF) {
-    for (const [name, r] of [['GET /v1/reminders/{id}', f.apiF.get], ['POST /v1/reminders', f.apiF.post]] as const) {
-      out.push({ figure: `API ${name}, 50 connections: throughput`, unit: 'req/s', nudge: round(r.perSecond), peers: {}, target: null, met: null });
+    for (const [name, r] of [
+      ['GET /v1/reminders/{id}', f.apiF.get],
+      ['POST /v1/reminders', f.apiF.post],
+    ] as const) {
+      out.push({
+        figure: `API ${name}, 50 connections: throughput`,
+        unit: 'req/s',
+        nudge: round(r.perSecond),
+        peers: {},
+        target: null,
+        met: null,
+      });
       out.push({ figure: `API ${name}: latency p50`, unit: 'ms', nudge: r.p50, peers: {}, target: null, met: null });
       out.push({ figure: `API ${name}: latency p99`, unit: 'ms', nudge: r.p99, peers: {}, target: null, met: null });
-      out.push({ figure: `API ${name}: errors (429s: ${r.throttled})`, unit: 'requests', nudge: r.errors, peers: {}, target: '0', met: r.errors === 0 });
+      out.push({
+        figure: `API ${name}: errors (429s: ${r.throttled})`,
+        unit: 'requests',
+        nudge: r.errors,
+        peers: {},
+        target: '0',
+        met: r.errors === 0,
+      });
     }
   }
   return out;
 }
 
-function markdownTable(figures: Figure[], env: { cores: number; loadAverageAtStart: number[]; loadAverageAtEnd: number[]; node: string; postgres: string; versions: Record<string, string>; mode: string; date: string }): string {
+function markdownTable(
+  figures: Figure[],
+  env: {
+    cores: number;
+    loadAverageAtStart: number[];
+    loadAverageAtEnd: number[];
+    node: string;
+    postgres: string;
+    versions: Record<string, string>;
+    mode: string;
+    date: string;
+  },
+): string {
   const fmt = (v: number | undefined) => (v === undefined ? '—' : v >= 1000 ? Math.round(v).toLocaleString('en-US') : String(v));
   const lines = [
     `Nudge ${env.versions.nudge} vs pg-boss ${env.versions['pg-boss']} and graphile-worker ${env.versions['graphile-worker']} — ${env.mode} run, ${env.date.slice(0, 16)}Z, ` +

@@ -54,7 +54,8 @@ export interface ApiFigures {
 }
 
 export async function apiBench(adminUrl: string, seconds: number, runs: number, log: (line: string) => void): Promise<ApiFigures> {
-  if (!existsSync(resolve(ROOT, 'dist/apps/api/src/main.js'))) throw new Error('dist/apps/api/src/main.js is missing: run `npm run build` first');
+  if (!existsSync(resolve(ROOT, 'dist/apps/api/src/main.js')))
+    throw new Error('dist/apps/api/src/main.js is missing: run `npm run build` first');
   const url = await freshDatabase(adminUrl, 'bench_api');
   await migrateUnderLock(url);
   const port = await freePort();
@@ -93,7 +94,9 @@ export async function apiBench(adminUrl: string, seconds: number, runs: number, 
         },
       });
       get.push(g);
-      log(`api run ${run}/${runs} GET /v1/reminders/{id}: ${Math.round(g.perSecond)} req/s, p50 ${g.p50} ms, p99 ${g.p99} ms, errors ${g.errors}, 429 ${g.throttled}`);
+      log(
+        `api run ${run}/${runs} GET /v1/reminders/{id}: ${Math.round(g.perSecond)} req/s, p50 ${g.p50} ms, p99 ${g.p99} ms, errors ${g.errors}, 429 ${g.throttled}`,
+      );
       const body = JSON.stringify({ title: 'Water the plants', localTime: '07:45', recurrence: 'FREQ=WEEKLY;BYDAY=MO,TH' });
       const p = await load(base, seconds, {
         method: 'POST',
@@ -104,7 +107,9 @@ export async function apiBench(adminUrl: string, seconds: number, runs: number, 
         },
       });
       post.push(p);
-      log(`api run ${run}/${runs} POST /v1/reminders: ${Math.round(p.perSecond)} req/s, p50 ${p.p50} ms, p99 ${p.p99} ms, errors ${p.errors}, 429 ${p.throttled}`);
+      log(
+        `api run ${run}/${runs} POST /v1/reminders: ${Math.round(p.perSecond)} req/s, p50 ${p.p50} ms, p99 ${p.p99} ms, errors ${p.errors}, 429 ${p.throttled}`,
+      );
     }
     return { get: medianRun(get), post: medianRun(post), runs: { get, post } };
   } finally {
@@ -131,7 +136,14 @@ function medianRun(runs: EndpointRun[]): EndpointRun {
   const m = (f: (r: EndpointRun) => number) => median(runs.map(f));
   const sum = (f: (r: EndpointRun) => number) => runs.reduce((s, r) => s + f(r), 0);
   // Rates and latencies: medians of the runs. Errors and 429s: totals over all runs.
-  return { perSecond: m((r) => r.perSecond), p50: m((r) => r.p50), p99: m((r) => r.p99), errors: sum((r) => r.errors), throttled: sum((r) => r.throttled), requests: sum((r) => r.requests) };
+  return {
+    perSecond: m((r) => r.perSecond),
+    p50: m((r) => r.p50),
+    p99: m((r) => r.p99),
+    errors: sum((r) => r.errors),
+    throttled: sum((r) => r.throttled),
+    requests: sum((r) => r.requests),
+  };
 }
 
 /** 50 users, each with a profile, a simulated device and one reminder, through the API itself. */

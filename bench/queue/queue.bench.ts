@@ -28,7 +28,13 @@ export interface DrainFigures {
  * started: time until the database records all N as done. Checked after each
  * run: N succeeded, none left, and each job's handler ran exactly once.
  */
-export async function drain(clients: Map<SystemName, QueueClient>, variants: Variant[], n: number, runs: number, log: Log): Promise<DrainFigures> {
+export async function drain(
+  clients: Map<SystemName, QueueClient>,
+  variants: Variant[],
+  n: number,
+  runs: number,
+  log: Log,
+): Promise<DrainFigures> {
   const rates: Record<string, number[]> = Object.fromEntries(variants.map((v) => [v.id, []]));
   for (let run = 1; run <= runs; run++) {
     for (const variant of variants) {
@@ -40,7 +46,9 @@ export async function drain(clients: Map<SystemName, QueueClient>, variants: Var
       const result = await spawnBenchScript<DrainResult>(WORKER_SCRIPT, config, 600_000).result;
       const counts = await client.counts();
       if (result.handled !== n || result.distinct !== n) {
-        throw new Error(`${variant.id}: handlers ran ${result.handled} times for ${result.distinct} distinct jobs, expected ${n} each (duplicates or losses)`);
+        throw new Error(
+          `${variant.id}: handlers ran ${result.handled} times for ${result.distinct} distinct jobs, expected ${n} each (duplicates or losses)`,
+        );
       }
       if (counts.unfinished !== 0 || (counts.succeeded !== -1 && counts.succeeded !== n)) {
         throw new Error(`${variant.id}: after the drain ${JSON.stringify(counts)}, expected ${n} succeeded and none unfinished`);
@@ -141,7 +149,8 @@ export async function enqueueRates(
       log(`enqueue run ${run}/${runs} ${system}: one at a time ${Math.round(singleRate)}/s, bulk ${Math.round(bulkRate)}/s`);
     }
   }
-  const med = (r: Record<string, number[]>) => Object.fromEntries(Object.entries(r).map(([k, v]) => [k, median(v)])) as Record<SystemName, number>;
+  const med = (r: Record<string, number[]>) =>
+    Object.fromEntries(Object.entries(r).map(([k, v]) => [k, median(v)])) as Record<SystemName, number>;
   return { single: med(singleRuns), bulk: med(bulkRuns), runs: { single: singleRuns, bulk: bulkRuns } };
 }
 

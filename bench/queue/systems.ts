@@ -109,7 +109,11 @@ export async function openClient(system: SystemName, url: string): Promise<Queue
       system,
       url,
       enqueueOne: async (payload) => void (await enqueue(pool, { kind: KIND, payload })),
-      enqueueBulk: async (payloads) => void (await enqueueMany(pool, payloads.map((payload) => ({ kind: KIND, payload })))),
+      enqueueBulk: async (payloads) =>
+        void (await enqueueMany(
+          pool,
+          payloads.map((payload) => ({ kind: KIND, payload })),
+        )),
       reset: async () => void (await sql('TRUNCATE jobs, job_runs RESTART IDENTITY')),
       analyze: async () => void (await sql('ANALYZE jobs')),
       counts: async () => {

@@ -33,14 +33,56 @@ import { freshDatabase } from '../support/postgres.js';
 import { median } from '../support/stats.js';
 
 export const ZONES = [
-  'UTC', 'Europe/London', 'Europe/Paris', 'Europe/Berlin', 'Europe/Madrid', 'Europe/Rome', 'Europe/Warsaw', 'Europe/Athens',
-  'Europe/Helsinki', 'Europe/Istanbul', 'Europe/Moscow', 'Europe/Lisbon', 'Europe/Dublin', 'Africa/Cairo', 'Africa/Lagos',
-  'Africa/Johannesburg', 'Africa/Nairobi', 'Asia/Dubai', 'Asia/Tehran', 'Asia/Karachi', 'Asia/Kolkata', 'Asia/Kathmandu',
-  'Asia/Dhaka', 'Asia/Bangkok', 'Asia/Jakarta', 'Asia/Shanghai', 'Asia/Singapore', 'Asia/Manila', 'Asia/Tokyo', 'Asia/Seoul',
-  'Australia/Perth', 'Australia/Adelaide', 'Australia/Sydney', 'Australia/Brisbane', 'Pacific/Auckland', 'Pacific/Honolulu',
-  'Pacific/Chatham', 'America/Anchorage', 'America/Los_Angeles', 'America/Denver', 'America/Phoenix', 'America/Chicago',
-  'America/Mexico_City', 'America/New_York', 'America/Toronto', 'America/Bogota', 'America/Lima', 'America/Caracas',
-  'America/Sao_Paulo', 'America/St_Johns',
+  'UTC',
+  'Europe/London',
+  'Europe/Paris',
+  'Europe/Berlin',
+  'Europe/Madrid',
+  'Europe/Rome',
+  'Europe/Warsaw',
+  'Europe/Athens',
+  'Europe/Helsinki',
+  'Europe/Istanbul',
+  'Europe/Moscow',
+  'Europe/Lisbon',
+  'Europe/Dublin',
+  'Africa/Cairo',
+  'Africa/Lagos',
+  'Africa/Johannesburg',
+  'Africa/Nairobi',
+  'Asia/Dubai',
+  'Asia/Tehran',
+  'Asia/Karachi',
+  'Asia/Kolkata',
+  'Asia/Kathmandu',
+  'Asia/Dhaka',
+  'Asia/Bangkok',
+  'Asia/Jakarta',
+  'Asia/Shanghai',
+  'Asia/Singapore',
+  'Asia/Manila',
+  'Asia/Tokyo',
+  'Asia/Seoul',
+  'Australia/Perth',
+  'Australia/Adelaide',
+  'Australia/Sydney',
+  'Australia/Brisbane',
+  'Pacific/Auckland',
+  'Pacific/Honolulu',
+  'Pacific/Chatham',
+  'America/Anchorage',
+  'America/Los_Angeles',
+  'America/Denver',
+  'America/Phoenix',
+  'America/Chicago',
+  'America/Mexico_City',
+  'America/New_York',
+  'America/Toronto',
+  'America/Bogota',
+  'America/Lima',
+  'America/Caracas',
+  'America/Sao_Paulo',
+  'America/St_Johns',
 ] as const;
 
 export interface PipelineRun {
@@ -101,7 +143,9 @@ export class ReminderPipeline {
   async run(jitterSeconds: number): Promise<PipelineRun> {
     const { log } = this.options;
     const n = this.options.reminders;
-    await this.pool.query('TRUNCATE jobs, job_runs, reminder_occurrences, reminder_jobs, push_deliveries, simulated_pushes RESTART IDENTITY');
+    await this.pool.query(
+      'TRUNCATE jobs, job_runs, reminder_occurrences, reminder_jobs, push_deliveries, simulated_pushes RESTART IDENTITY',
+    );
 
     // The minute every reminder is due in: far enough back that jitter
     // included every job is due now, close enough that none is stale.
@@ -134,13 +178,22 @@ export class ReminderPipeline {
         now: planningTime,
         jitterSeconds,
         mode: 'chain',
-        afterDate: DateTime.fromJSDate(due, { zone: r.timeZone ?? r.userTimeZone }).minus({ days: 1 }).toISODate(),
+        afterDate: DateTime.fromJSDate(due, { zone: r.timeZone ?? r.userTimeZone })
+          .minus({ days: 1 })
+          .toISODate(),
         settled: new Set(),
       });
-      if (!next || next.occurrence.at.getTime() !== due.getTime()) throw new Error(`reminder ${r.id}: planned ${next?.occurrence.at.toISOString()}, expected ${due.toISOString()}`);
+      if (!next || next.occurrence.at.getTime() !== due.getTime())
+        throw new Error(`reminder ${r.id}: planned ${next?.occurrence.at.toISOString()}, expected ${due.toISOString()}`);
       return next;
     });
-    const specs = plans.map((plan) => ({ kind: SEND_REMINDER, payload: plan.payload, runAt: plan.runAt, idempotencyKey: plan.idempotencyKey, maxAttempts: SEND_REMINDER_ATTEMPTS }));
+    const specs = plans.map((plan) => ({
+      kind: SEND_REMINDER,
+      payload: plan.payload,
+      runAt: plan.runAt,
+      idempotencyKey: plan.idempotencyKey,
+      maxAttempts: SEND_REMINDER_ATTEMPTS,
+    }));
     for (let i = 0; i < specs.length; i += 5000) await enqueueMany(this.pool, specs.slice(i, i + 5000), { now });
     await this.pool.query(
       `INSERT INTO reminder_jobs (reminder_id, job_id, version, local_date, due_at, created_at)
@@ -156,7 +209,9 @@ export class ReminderPipeline {
       [SEND_REMINDER],
     );
     await this.pool.query('ANALYZE jobs; ANALYZE reminder_occurrences; ANALYZE reminder_jobs');
-    log(`reminders: ${n} occurrences due at ${due.toISOString()} planned and enqueued in ${((performance.now() - t0) / 1000).toFixed(1)} s (jitter ${jitterSeconds} s)`);
+    log(
+      `reminders: ${n} occurrences due at ${due.toISOString()} planned and enqueued in ${((performance.now() - t0) / 1000).toFixed(1)} s (jitter ${jitterSeconds} s)`,
+    );
 
     await this.runWorker(jitterSeconds, n);
     return this.measure(jitterSeconds);
@@ -231,7 +286,15 @@ export class ReminderPipeline {
         [SEND_REMINDER],
       )
     ).rows;
-    const expected = { succeeded: n, next_queued: n, sent: this.devices, not_sent: 0, simulated: this.devices, occurrences: 2 * n, sent_occurrences: n };
+    const expected = {
+      succeeded: n,
+      next_queued: n,
+      sent: this.devices,
+      not_sent: 0,
+      simulated: this.devices,
+      occurrences: 2 * n,
+      sent_occurrences: n,
+    };
     for (const [k, v] of Object.entries(expected)) {
       if (check[k] !== v) throw new Error(`reminder pipeline: ${k} = ${check[k]}, expected ${v} (${JSON.stringify(check)})`);
     }

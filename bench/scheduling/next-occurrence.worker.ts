@@ -28,10 +28,31 @@ export const RULES = {
 } as const;
 
 const ZONES = [
-  'UTC', 'Europe/London', 'Europe/Berlin', 'Europe/Moscow', 'Africa/Cairo', 'Asia/Dubai', 'Asia/Tehran', 'Asia/Kolkata',
-  'Asia/Kathmandu', 'Asia/Shanghai', 'Asia/Tokyo', 'Australia/Adelaide', 'Australia/Sydney', 'Pacific/Auckland',
-  'Pacific/Chatham', 'Pacific/Honolulu', 'America/Anchorage', 'America/Los_Angeles', 'America/Denver', 'America/Chicago',
-  'America/New_York', 'America/Sao_Paulo', 'America/St_Johns', 'America/Santiago', 'Atlantic/Azores',
+  'UTC',
+  'Europe/London',
+  'Europe/Berlin',
+  'Europe/Moscow',
+  'Africa/Cairo',
+  'Asia/Dubai',
+  'Asia/Tehran',
+  'Asia/Kolkata',
+  'Asia/Kathmandu',
+  'Asia/Shanghai',
+  'Asia/Tokyo',
+  'Australia/Adelaide',
+  'Australia/Sydney',
+  'Pacific/Auckland',
+  'Pacific/Chatham',
+  'Pacific/Honolulu',
+  'America/Anchorage',
+  'America/Los_Angeles',
+  'America/Denver',
+  'America/Chicago',
+  'America/New_York',
+  'America/Sao_Paulo',
+  'America/St_Johns',
+  'America/Santiago',
+  'Atlantic/Azores',
 ];
 
 const config = childConfig<SchedulingConfig>();

@@ -77,9 +77,17 @@ describe('HTTP conventions', () => {
   });
 
   it('parses +json media types too: a non-object merge-patch body is a 400, not an ignored body', async () => {
-    const res = await api.request('POST', '/v1/echo', { token, rawBody: 'true', headers: { 'content-type': 'application/merge-patch+json' } });
+    const res = await api.request('POST', '/v1/echo', {
+      token,
+      rawBody: 'true',
+      headers: { 'content-type': 'application/merge-patch+json' },
+    });
     expect(res.status).toBe(400);
-    const ok = await api.request('POST', '/v1/echo', { token, rawBody: JSON.stringify(good), headers: { 'content-type': 'application/merge-patch+json' } });
+    const ok = await api.request('POST', '/v1/echo', {
+      token,
+      rawBody: JSON.stringify(good),
+      headers: { 'content-type': 'application/merge-patch+json' },
+    });
     expect(ok.status).toBe(201);
   });
 
@@ -91,8 +99,16 @@ describe('HTTP conventions', () => {
 
   it('refuses a missing, malformed, wrongly signed, expired or alg:none token with 401', async () => {
     const now = api.clock.now();
-    const wrongKey = await new SignJWT({}).setProtectedHeader({ alg: 'HS256' }).setSubject('alice').sign(new TextEncoder().encode('another-secret-another-secret-another'));
-    const expired = await new SignJWT({}).setProtectedHeader({ alg: 'HS256' }).setSubject('alice').setIssuedAt(Math.floor(now.getTime() / 1000) - 7200).setExpirationTime(Math.floor(now.getTime() / 1000) - 3600).sign(new TextEncoder().encode(TEST_SECRET));
+    const wrongKey = await new SignJWT({})
+      .setProtectedHeader({ alg: 'HS256' })
+      .setSubject('alice')
+      .sign(new TextEncoder().encode('another-secret-another-secret-another'));
+    const expired = await new SignJWT({})
+      .setProtectedHeader({ alg: 'HS256' })
+      .setSubject('alice')
+      .setIssuedAt(Math.floor(now.getTime() / 1000) - 7200)
+      .setExpirationTime(Math.floor(now.getTime() / 1000) - 3600)
+      .sign(new TextEncoder().encode(TEST_SECRET));
     const none = `${Buffer.from('{"alg":"none","typ":"JWT"}').toString('base64url')}.${Buffer.from('{"sub":"alice"}').toString('base64url')}.`;
     for (const header of [undefined, 'Bearer', 'Basic abc', `Bearer ${wrongKey}`, `Bearer ${expired}`, `Bearer ${none}`]) {
       const res = await api.request('POST', '/v1/echo', { body: good, headers: header ? { authorization: header } : {} });

@@ -18,8 +18,31 @@ function sample(text: string, name: string, labels: Record<string, string>): num
 
 // PromQL words that are not metric names.
 const PROMQL_WORDS = new Set([
-  'sum', 'max', 'min', 'avg', 'count', 'by', 'without', 'rate', 'irate', 'increase', 'delta', 'deriv', 'histogram_quantile',
-  'and', 'or', 'unless', 'on', 'ignoring', 'group_left', 'group_right', 'offset', 'bool', 'abs', 'clamp_min', 'time',
+  'sum',
+  'max',
+  'min',
+  'avg',
+  'count',
+  'by',
+  'without',
+  'rate',
+  'irate',
+  'increase',
+  'delta',
+  'deriv',
+  'histogram_quantile',
+  'and',
+  'or',
+  'unless',
+  'on',
+  'ignoring',
+  'group_left',
+  'group_right',
+  'offset',
+  'bool',
+  'abs',
+  'clamp_min',
+  'time',
 ]);
 
 /** The metric names an expression reads: identifiers outside label matchers, ranges, strings and `by (...)` lists. */
@@ -100,7 +123,10 @@ describe('observability: /metrics and the alert rules', () => {
     await api.request('GET', '/v1/ops/queue', { token: ops });
     const text = await scrape();
     const exposed = new Set(
-      text.split('\n').filter((l) => l && !l.startsWith('#')).map((l) => l.slice(0, l.search(/[{ ]/))),
+      text
+        .split('\n')
+        .filter((l) => l && !l.startsWith('#'))
+        .map((l) => l.slice(0, l.search(/[{ ]/))),
     );
     for (const rule of rules) {
       expect(rule.expr, rule.alert).toEqual(expect.any(String));

@@ -41,7 +41,9 @@ describe('OpenAPI document', () => {
 
   const documented = () =>
     Object.entries<Record<string, unknown>>(doc.paths).flatMap(([path, ops]) =>
-      Object.keys(ops).filter((m) => ['get', 'put', 'post', 'patch', 'delete'].includes(m)).map((m) => `${m.toUpperCase()} ${path}`),
+      Object.keys(ops)
+        .filter((m) => ['get', 'put', 'post', 'patch', 'delete'].includes(m))
+        .map((m) => `${m.toUpperCase()} ${path}`),
     );
 
   it('documents every route the app serves, apart from /docs, /metrics and /ops', () => {
@@ -57,13 +59,30 @@ describe('OpenAPI document', () => {
   it('covers the endpoints of the contract', () => {
     const all = documented();
     for (const route of [
-      'PUT /v1/me', 'GET /v1/me', 'PATCH /v1/me', 'DELETE /v1/me',
-      'PUT /v1/me/devices/{installationId}', 'GET /v1/me/devices', 'DELETE /v1/me/devices/{installationId}',
-      'POST /v1/reminders', 'GET /v1/reminders', 'GET /v1/reminders/{id}', 'PATCH /v1/reminders/{id}', 'DELETE /v1/reminders/{id}',
-      'GET /v1/reminders/{id}/occurrences', 'GET /v1/reminders/{id}/deliveries',
-      'GET /v1/ops/queue', 'GET /v1/ops/jobs', 'GET /v1/ops/jobs/{id}', 'POST /v1/ops/jobs/{id}/retry', 'POST /v1/ops/jobs/{id}/cancel',
-      'POST /v1/ops/jobs/retry', 'POST /v1/ops/kinds/{kind}/pause', 'POST /v1/ops/kinds/{kind}/resume',
-      'GET /health/live', 'GET /health/ready',
+      'PUT /v1/me',
+      'GET /v1/me',
+      'PATCH /v1/me',
+      'DELETE /v1/me',
+      'PUT /v1/me/devices/{installationId}',
+      'GET /v1/me/devices',
+      'DELETE /v1/me/devices/{installationId}',
+      'POST /v1/reminders',
+      'GET /v1/reminders',
+      'GET /v1/reminders/{id}',
+      'PATCH /v1/reminders/{id}',
+      'DELETE /v1/reminders/{id}',
+      'GET /v1/reminders/{id}/occurrences',
+      'GET /v1/reminders/{id}/deliveries',
+      'GET /v1/ops/queue',
+      'GET /v1/ops/jobs',
+      'GET /v1/ops/jobs/{id}',
+      'POST /v1/ops/jobs/{id}/retry',
+      'POST /v1/ops/jobs/{id}/cancel',
+      'POST /v1/ops/jobs/retry',
+      'POST /v1/ops/kinds/{kind}/pause',
+      'POST /v1/ops/kinds/{kind}/resume',
+      'GET /health/live',
+      'GET /health/ready',
     ]) {
       expect(all).toContain(route);
     }
@@ -99,7 +118,11 @@ describe('OpenAPI document', () => {
     expect(doc.components.schemas.CreateReminderDto.required).toEqual(expect.arrayContaining(['title', 'localTime']));
     expect(doc.components.schemas.SnoozeDto.required).toEqual(['minutes']);
     expect(Object.keys(doc.paths)).toEqual(
-      expect.arrayContaining(['/v1/reminders/{id}/occurrences/{localDate}/done', '/v1/reminders/{id}/occurrences/{localDate}/snooze', '/v1/reminders/{id}/occurrences/{localDate}/skip']),
+      expect.arrayContaining([
+        '/v1/reminders/{id}/occurrences/{localDate}/done',
+        '/v1/reminders/{id}/occurrences/{localDate}/snooze',
+        '/v1/reminders/{id}/occurrences/{localDate}/skip',
+      ]),
     );
     expect(doc.paths['/v1/ops/jobs/{id}'].get.parameters).toEqual(
       expect.arrayContaining([expect.objectContaining({ name: 'id', in: 'path', required: true })]),

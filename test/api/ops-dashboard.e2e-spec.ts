@@ -30,7 +30,12 @@ describe('the /ops page and the calls it makes', () => {
     expect(html).not.toMatch(/<script(?![^>]*\bsrc=)[^>]*>/);
     expect(html).not.toMatch(/\sstyle=|<style/);
 
-    for (const [file, type] of [['app.js', /^text\/javascript/], ['api.js', /^text\/javascript/], ['chart.js', /^text\/javascript/], ['style.css', /^text\/css/]] as const) {
+    for (const [file, type] of [
+      ['app.js', /^text\/javascript/],
+      ['api.js', /^text\/javascript/],
+      ['chart.js', /^text\/javascript/],
+      ['style.css', /^text\/css/],
+    ] as const) {
       const res = await fetch(`${api.baseUrl}/ops/${file}`);
       expect(res.status, file).toBe(200);
       expect(res.headers.get('content-type'), file).toMatch(type);

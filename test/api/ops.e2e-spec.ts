@@ -16,10 +16,27 @@ describe('ops API', () => {
     api = await startTestApi({ databaseUrl: db.url });
     ops = await api.token('admin', ['ops']);
     const now = api.clock.now();
-    dead = (await enqueue(db.pool, { kind: 'send_notification', payload: { title: 'hi', pushToken: 'secret-token-value' }, idempotencyKey: 'ops-dead', runAt: now })).job.id;
-    queued = (await enqueue(db.pool, { kind: 'send_reminder', payload: { reminderId: 'r' }, idempotencyKey: 'ops-queued', runAt: new Date(now.getTime() - 90_000) })).job.id;
+    dead = (
+      await enqueue(db.pool, {
+        kind: 'send_notification',
+        payload: { title: 'hi', pushToken: 'secret-token-value' },
+        idempotencyKey: 'ops-dead',
+        runAt: now,
+      })
+    ).job.id;
+    queued = (
+      await enqueue(db.pool, {
+        kind: 'send_reminder',
+        payload: { reminderId: 'r' },
+        idempotencyKey: 'ops-queued',
+        runAt: new Date(now.getTime() - 90_000),
+      })
+    ).job.id;
     await enqueue(db.pool, { kind: 'send_reminder', payload: {}, idempotencyKey: 'ops-later', runAt: new Date(now.getTime() + 3_600_000) });
-    await db.pool.query(`UPDATE jobs SET status = 'dead', attempts = max_attempts, last_error = 'provider said no', finished_at = $2 WHERE id = $1`, [dead, now]);
+    await db.pool.query(
+      `UPDATE jobs SET status = 'dead', attempts = max_attempts, last_error = 'provider said no', finished_at = $2 WHERE id = $1`,
+      [dead, now],
+    );
   });
   afterAll(async () => {
     await api?.close();
@@ -38,7 +55,12 @@ describe('ops API', () => {
     const list = await api.request('GET', '/v1/ops/jobs?status=dead', { token: ops });
     expect(list.body.items.map((j: { id: string }) => j.id)).toEqual([dead]);
     const job = await api.request('GET', `/v1/ops/jobs/${dead}`, { token: ops });
-    expect(job.body).toMatchObject({ id: dead, status: 'dead', lastError: 'provider said no', payload: { title: 'hi', pushToken: '[masked]' } });
+    expect(job.body).toMatchObject({
+      id: dead,
+      status: 'dead',
+      lastError: 'provider said no',
+      payload: { title: 'hi', pushToken: '[masked]' },
+    });
     expect(JSON.stringify(job.body)).not.toContain('secret-token-value');
     expect((await api.request('GET', '/v1/ops/jobs?status=nope', { token: ops })).status).toBe(400);
     expect((await api.request('GET', '/v1/ops/jobs/abc', { token: ops })).status).toBe(400);
@@ -84,14 +106,25 @@ describe('ops API', () => {
     for (let i = 0; i < 3; i++) {
       ids.push((await enqueue(db.pool, { kind: 'bulk_kind', payload: {}, idempotencyKey: `ops-bulk-${i}`, runAt: now })).job.id);
     }
-    await db.pool.query(`UPDATE jobs SET status = 'dead', attempts = max_attempts, finished_at = $2 WHERE id = ANY($1::bigint[])`, [ids.slice(0, 2), now]);
+    await db.pool.query(`UPDATE jobs SET status = 'dead', attempts = max_attempts, finished_at = $2 WHERE id = ANY($1::bigint[])`, [
+      ids.slice(0, 2),
+      now,
+    ]);
     const res = await api.request('POST', '/v1/ops/jobs/retry', { token: ops, body: { kind: 'bulk_kind', status: 'dead' } });
     expect(res.status).toBe(200);
     expect(res.body).toEqual({ retried: 2 });
     const { rows } = await db.pool.query(`SELECT status, attempts FROM jobs WHERE kind = 'bulk_kind' ORDER BY id`);
-    expect(rows).toEqual([{ status: 'queued', attempts: 0 }, { status: 'queued', attempts: 0 }, { status: 'queued', attempts: 0 }]);
-    expect((await api.request('POST', '/v1/ops/jobs/retry', { token: ops, body: { kind: 'bulk_kind', status: 'dead' } })).body).toEqual({ retried: 0 });
-    expect((await api.request('POST', '/v1/ops/jobs/retry', { token: ops, body: { kind: 'bulk_kind', status: 'queued' } })).status).toBe(400);
+    expect(rows).toEqual([
+      { status: 'queued', attempts: 0 },
+      { status: 'queued', attempts: 0 },
+      { status: 'queued', attempts: 0 },
+    ]);
+    expect((await api.request('POST', '/v1/ops/jobs/retry', { token: ops, body: { kind: 'bulk_kind', status: 'dead' } })).body).toEqual({
+      retried: 0,
+    });
+    expect((await api.request('POST', '/v1/ops/jobs/retry', { token: ops, body: { kind: 'bulk_kind', status: 'queued' } })).status).toBe(
+      400,
+    );
     expect((await api.request('POST', '/v1/ops/jobs/retry', { token: ops, body: { status: 'dead' } })).status).toBe(400);
   });
 

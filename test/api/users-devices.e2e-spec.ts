@@ -19,9 +19,19 @@ describe('users and devices API', () => {
   });
 
   it('creates a profile with 201, replaces it with 200, and patches a subset', async () => {
-    const created = await api.request('PUT', '/v1/me', { token: alice, body: { timeZone: 'America/Chicago', quietHours: { start: '22:00', end: '07:00' } } });
+    const created = await api.request('PUT', '/v1/me', {
+      token: alice,
+      body: { timeZone: 'America/Chicago', quietHours: { start: '22:00', end: '07:00' } },
+    });
     expect(created.status).toBe(201);
-    expect(created.body).toMatchObject({ userId: 'alice', timeZone: 'America/Chicago', quietHours: { start: '22:00', end: '07:00' }, followDeviceTimeZone: true, notificationsEnabled: true, locale: null });
+    expect(created.body).toMatchObject({
+      userId: 'alice',
+      timeZone: 'America/Chicago',
+      quietHours: { start: '22:00', end: '07:00' },
+      followDeviceTimeZone: true,
+      notificationsEnabled: true,
+      locale: null,
+    });
     const replaced = await api.request('PUT', '/v1/me', { token: alice, body: { timeZone: 'America/Chicago', locale: 'en-US' } });
     expect(replaced.status).toBe(200);
     expect(replaced.body.quietHours).toBeNull();
@@ -31,26 +41,41 @@ describe('users and devices API', () => {
     expect((await api.request('GET', '/v1/me', { token: alice })).body.notificationsEnabled).toBe(false);
   });
 
-  it.each([
-    ['-06:00'], ['EST'], ['UTC+3'], ['America/Nowhere'], [''], ['CST6CDT'],
-  ])('refuses the time zone %j, naming the field and writing nothing', async (timeZone) => {
-    const res = await api.request('PUT', '/v1/me', { token: bob, body: { timeZone } });
-    expect(res.status).toBe(400);
-    expect(res.body.errors.map((e: { path: string }) => e.path)).toContain('timeZone');
-    expect((await db.pool.query(`SELECT count(*)::int AS n FROM users WHERE id = 'bob'`)).rows[0].n).toBe(0);
-  });
+  it.each([['-06:00'], ['EST'], ['UTC+3'], ['America/Nowhere'], [''], ['CST6CDT']])(
+    'refuses the time zone %j, naming the field and writing nothing',
+    async (timeZone) => {
+      const res = await api.request('PUT', '/v1/me', { token: bob, body: { timeZone } });
+      expect(res.status).toBe(400);
+      expect(res.body.errors.map((e: { path: string }) => e.path)).toContain('timeZone');
+      expect((await db.pool.query(`SELECT count(*)::int AS n FROM users WHERE id = 'bob'`)).rows[0].n).toBe(0);
+    },
+  );
 
   it('refuses bad quiet hours and lists every bad field', async () => {
-    const res = await api.request('PUT', '/v1/me', { token: bob, body: { timeZone: 'Europe/Berlin', quietHours: { start: '25:00', end: '7:00' }, locale: 'not a locale', notificationsEnabled: 'yes' } });
+    const res = await api.request('PUT', '/v1/me', {
+      token: bob,
+      body: { timeZone: 'Europe/Berlin', quietHours: { start: '25:00', end: '7:00' }, locale: 'not a locale', notificationsEnabled: 'yes' },
+    });
     expect(res.status).toBe(400);
-    expect(res.body.errors.map((e: { path: string }) => e.path).sort()).toEqual(['locale', 'notificationsEnabled', 'quietHours.end', 'quietHours.start']);
+    expect(res.body.errors.map((e: { path: string }) => e.path).sort()).toEqual([
+      'locale',
+      'notificationsEnabled',
+      'quietHours.end',
+      'quietHours.start',
+    ]);
   });
 
   it('registers a device idempotently and never shows the whole token', async () => {
     const body = { platform: 'ios', pushToken: 'sim-token-alice-a1b2', appVersion: '1.0.0' };
     const first = await api.request('PUT', '/v1/me/devices/phone-1', { token: alice, body });
     expect(first.status).toBe(201);
-    expect(first.body).toMatchObject({ installationId: 'phone-1', platform: 'ios', pushToken: '…a1b2', active: true, deactivatedReason: null });
+    expect(first.body).toMatchObject({
+      installationId: 'phone-1',
+      platform: 'ios',
+      pushToken: '…a1b2',
+      active: true,
+      deactivatedReason: null,
+    });
     const again = await api.request('PUT', '/v1/me/devices/phone-1', { token: alice, body });
     expect(again.status).toBe(200);
     const list = await api.request('GET', '/v1/me/devices', { token: alice });
@@ -60,7 +85,10 @@ describe('users and devices API', () => {
 
   it('moves a token that another installation held to the new one', async () => {
     await api.request('PUT', '/v1/me', { token: bob, body: { timeZone: 'Europe/Berlin' } });
-    const res = await api.request('PUT', '/v1/me/devices/bob-phone', { token: bob, body: { platform: 'ios', pushToken: 'sim-token-alice-a1b2' } });
+    const res = await api.request('PUT', '/v1/me/devices/bob-phone', {
+      token: bob,
+      body: { platform: 'ios', pushToken: 'sim-token-alice-a1b2' },
+    });
     expect(res.status).toBe(201);
     expect((await api.request('GET', '/v1/me/devices', { token: alice })).body.devices).toHaveLength(0);
     const { rows } = await db.pool.query(`SELECT user_id, installation_id FROM devices WHERE push_token = 'sim-token-alice-a1b2'`);
@@ -68,15 +96,21 @@ describe('users and devices API', () => {
   });
 
   it('follows the device zone when the user asked to (travel), and not otherwise', async () => {
-    const moved = await api.request('PUT', '/v1/me/devices/bob-phone', { token: bob, body: { platform: 'ios', pushToken: 'sim-token-alice-a1b2', timeZone: 'Asia/Tokyo' } });
+    const moved = await api.request('PUT', '/v1/me/devices/bob-phone', {
+      token: bob,
+      body: { platform: 'ios', pushToken: 'sim-token-alice-a1b2', timeZone: 'Asia/Tokyo' },
+    });
     expect(moved.status).toBe(200);
     expect((await api.request('GET', '/v1/me', { token: bob })).body.timeZone).toBe('Asia/Tokyo');
     await api.request('PATCH', '/v1/me', { token: bob, body: { followDeviceTimeZone: false } });
-    await api.request('PUT', '/v1/me/devices/bob-phone', { token: bob, body: { platform: 'ios', pushToken: 'sim-token-alice-a1b2', timeZone: 'Europe/Paris' } });
+    await api.request('PUT', '/v1/me/devices/bob-phone', {
+      token: bob,
+      body: { platform: 'ios', pushToken: 'sim-token-alice-a1b2', timeZone: 'Europe/Paris' },
+    });
     expect((await api.request('GET', '/v1/me', { token: bob })).body.timeZone).toBe('Asia/Tokyo');
   });
 
-  it('keeps users apart: another user\'s installation is a 404 and stays', async () => {
+  it("keeps users apart: another user's installation is a 404 and stays", async () => {
     expect((await api.request('DELETE', '/v1/me/devices/bob-phone', { token: alice })).status).toBe(404);
     expect((await api.request('GET', '/v1/me/devices', { token: bob })).body.devices).toHaveLength(1);
   });

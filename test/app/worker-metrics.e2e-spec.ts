@@ -18,7 +18,14 @@ it('serves the worker process counters on WORKER_METRICS_PORT and nothing else',
   await enqueue(db.pool, { kind: 'token_cleanup', payload: { inactiveDays: 60 }, idempotencyKey: 'worker-metrics-probe' });
   const port = await freePort();
   const child = spawn(process.execPath, [resolve('dist/apps/worker/src/main.js')], {
-    env: { ...process.env, DATABASE_URL: db.url, SKIP_MIGRATIONS: '1', WORKER_METRICS_PORT: String(port), LOG_LEVEL: 'warn', ROLE: 'worker' },
+    env: {
+      ...process.env,
+      DATABASE_URL: db.url,
+      SKIP_MIGRATIONS: '1',
+      WORKER_METRICS_PORT: String(port),
+      LOG_LEVEL: 'warn',
+      ROLE: 'worker',
+    },
     stdio: 'ignore',
   });
   const exited = new Promise<number | null>((r) => child.once('exit', (code) => r(code)));
@@ -26,7 +33,10 @@ it('serves the worker process counters on WORKER_METRICS_PORT and nothing else',
     let text = '';
     for (let i = 0; i < 300 && !/queue_jobs_completed_total\{kind="token_cleanup"\} [1-9]/.test(text); i++) {
       await new Promise((r) => setTimeout(r, 100));
-      text = await fetch(`http://127.0.0.1:${port}/metrics`).then((r) => r.text(), () => '');
+      text = await fetch(`http://127.0.0.1:${port}/metrics`).then(
+        (r) => r.text(),
+        () => '',
+      );
     }
     expect(text).toMatch(/queue_jobs_completed_total\{kind="token_cleanup"\} [1-9]/);
     expect(text).toMatch(/process_cpu_user_seconds_total/);

@@ -12,8 +12,14 @@ import { startTestApi, type TestApi } from '../support/api-app.js';
 // says why these tests are skipped.
 const CHROMIUM = inject('chromiumPath');
 const ARGS = [
-  '--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
-  '--disable-background-networking', '--disable-component-update', '--disable-sync',
+  '--headless',
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-quic',
+  '--no-first-run',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
 ];
 
 // The dashboard in a real browser against the real API and database. No
@@ -45,14 +51,19 @@ describe.skipIf(CHROMIUM === null)(CHROMIUM === null ? `${TITLE} (skipped: ${inj
     for (let i = 0; i < 2; i++) {
       const { job } = await enqueue(
         db.pool,
-        { kind: 'send_notification', payload: { title: 'Order shipped', pushToken: `secret-device-token-${i}` }, idempotencyKey: `order-${i}` },
+        {
+          kind: 'send_notification',
+          payload: { title: 'Order shipped', pushToken: `secret-device-token-${i}` },
+          idempotencyKey: `order-${i}`,
+        },
         { now: ago(7200) },
       );
       deadIds.push(job.id);
-      await db.pool.query(
-        `UPDATE jobs SET status = 'dead', attempts = max_attempts, last_error = $2, finished_at = $3 WHERE id = $1`,
-        [job.id, `APNs answered 400 BadTopic (${i})`, ago(600)],
-      );
+      await db.pool.query(`UPDATE jobs SET status = 'dead', attempts = max_attempts, last_error = $2, finished_at = $3 WHERE id = $1`, [
+        job.id,
+        `APNs answered 400 BadTopic (${i})`,
+        ago(600),
+      ]);
       await db.pool.query(
         `INSERT INTO job_runs (job_id, kind, attempt, worker, started_at, finished_at, outcome, error)
          VALUES ($1, 'send_notification', 10, 'worker-a', $2, $2, 'dead', $3)`,
@@ -62,16 +73,22 @@ describe.skipIf(CHROMIUM === null)(CHROMIUM === null ? `${TITLE} (skipped: ${inj
     // A real reminder whose pending occurrence failed once (the provider answered 500) and waits for its retry.
     const alice = await api.token('alice-r');
     await api.request('PUT', '/v1/me', { token: alice, body: { timeZone: 'Europe/Berlin' } });
-    const reminder = await api.request('POST', '/v1/reminders', { token: alice, body: { title: 'Pill', localTime: '20:00', recurrence: 'FREQ=DAILY' } });
+    const reminder = await api.request('POST', '/v1/reminders', {
+      token: alice,
+      body: { title: 'Pill', localTime: '20:00', recurrence: 'FREQ=DAILY' },
+    });
     reminderId = reminder.body.id;
-    const { rows: planned } = await db.pool.query(`SELECT job_id::text AS id FROM reminder_occurrences WHERE reminder_id = $1`, [reminderId]);
+    const { rows: planned } = await db.pool.query(`SELECT job_id::text AS id FROM reminder_occurrences WHERE reminder_id = $1`, [
+      reminderId,
+    ]);
     reminderJobId = planned[0].id;
     await db.pool.query(`UPDATE jobs SET attempts = 1, last_error = 'simulated: 500 InternalServerError' WHERE id = $1`, [reminderJobId]);
     const stuck = await enqueue(db.pool, { kind: 'send_notification', payload: {} }, { now: ago(300) });
-    await db.pool.query(
-      `UPDATE jobs SET status = 'running', locked_at = $2, locked_until = $3, locked_by = 'gone' WHERE id = $1`,
-      [stuck.job.id, ago(200), ago(100)],
-    );
+    await db.pool.query(`UPDATE jobs SET status = 'running', locked_at = $2, locked_until = $3, locked_by = 'gone' WHERE id = $1`, [
+      stuck.job.id,
+      ago(200),
+      ago(100),
+    ]);
 
     profile = mkdtempSync(join(tmpdir(), 'nudge-chromium-'));
     context = await chromium.launchPersistentContext(profile, {

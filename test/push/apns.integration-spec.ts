@@ -63,9 +63,7 @@ describe('ApnsPushProvider against a fake APNs', () => {
     const device = token();
     const expiresAt = new Date('2026-03-01T18:00:00Z');
 
-    const outcome = await apns.send(
-      message(device, { data: { reminderId: 'r-1', count: 2 }, expiresAt, collapseId: 'nudge:42:v3' }),
-    );
+    const outcome = await apns.send(message(device, { data: { reminderId: 'r-1', count: 2 }, expiresAt, collapseId: 'nudge:42:v3' }));
 
     const [request] = fake.requestsFor(device);
     expect(outcome).toEqual({ kind: 'sent', providerMessageId: request!.headers['apns-id'] });

@@ -42,7 +42,9 @@ describe('a crash between send and ledger update', () => {
     apis.push(api);
     const bearer = await api.token('crash');
     expect((await api.request('PUT', '/v1/me', { token: bearer, body: { timeZone: 'UTC' } })).status).toBe(201);
-    expect((await api.request('PUT', '/v1/me/devices/phone', { token: bearer, body: { platform: 'ios', pushToken: 'sim-crash-phone' } })).status).toBe(201);
+    expect(
+      (await api.request('PUT', '/v1/me/devices/phone', { token: bearer, body: { platform: 'ios', pushToken: 'sim-crash-phone' } })).status,
+    ).toBe(201);
     const res = await api.request('POST', '/v1/notifications', {
       token: await api.token('backend', ['ops']),
       body: { userId: 'crash', title: 'Exactly once', idempotencyKey: 'crash-1' },
@@ -67,7 +69,11 @@ describe('a crash between send and ledger update', () => {
     apis.pop();
 
     // A healthy worker, after the 30 s lease: its reaper returns the job and it runs again.
-    const healthy = await startTestApi({ databaseUrl: db.url, clock: new FixedClock(new Date(T0.getTime() + 60_000)), worker: { pollIntervalMs: 20 } });
+    const healthy = await startTestApi({
+      databaseUrl: db.url,
+      clock: new FixedClock(new Date(T0.getTime() + 60_000)),
+      worker: { pollIntervalMs: 20 },
+    });
     apis.push(healthy);
     const job = await eventually(async () => {
       const { rows } = await db.pool.query(`SELECT status, attempts FROM jobs WHERE id = $1`, [jobId]);

@@ -10,7 +10,13 @@ describe('PushDelivery.deliverMany', () => {
   let delivery: PushDelivery;
   const now = new Date('2026-03-01T08:00:00.000Z');
 
-  const request = (jobId: string, userId: string): DeliveryRequest => ({ jobId, userId, title: 'Stretch', body: 'Two minutes', data: { n: jobId } });
+  const request = (jobId: string, userId: string): DeliveryRequest => ({
+    jobId,
+    userId,
+    title: 'Stretch',
+    body: 'Two minutes',
+    data: { n: jobId },
+  });
   const ledger = async () =>
     (
       await db.pool.query(
@@ -50,7 +56,13 @@ describe('PushDelivery.deliverMany', () => {
   });
 
   it('summarises each job on its own and writes the ledger, the simulated pushes and the dead token', async () => {
-    const summaries = await delivery.deliverMany([request('1', 'u1'), request('2', 'u2'), request('3', 'u3'), request('4', 'u4'), request('5', 'u5')]);
+    const summaries = await delivery.deliverMany([
+      request('1', 'u1'),
+      request('2', 'u2'),
+      request('3', 'u3'),
+      request('4', 'u4'),
+      request('5', 'u5'),
+    ]);
     expect(summaries).toEqual([
       { sent: 1, invalidTokens: 1, permanentFailures: 0, retryable: [], noDevice: false },
       {
@@ -118,7 +130,11 @@ describe('PushDelivery.deliverMany', () => {
       { push_token: 'tok-1a', collapse_id: shared, data: { n: '11', category: 'NUDGE_REMINDER' } },
       { push_token: 'tok-1a', collapse_id: shared, data: { n: '13', category: 'NUDGE_REMINDER' } },
     ]);
-    expect(pushes.find((p) => p.push_token === 'tok-4a')).toEqual({ push_token: 'tok-4a', collapse_id: collapseIdFor('12'), data: { n: '12' } });
+    expect(pushes.find((p) => p.push_token === 'tok-4a')).toEqual({
+      push_token: 'tok-4a',
+      collapse_id: collapseIdFor('12'),
+      data: { n: '12' },
+    });
   });
 
   it('sends a retry with the collapse id of its key, and the ledger keeps that id', async () => {
@@ -130,7 +146,9 @@ describe('PushDelivery.deliverMany', () => {
     await delivery.deliver({ ...request('21', 'u4'), collapseKey: 'notification:order-21' });
     const { rows } = await db.pool.query(`SELECT status, attempts, collapse_id FROM push_deliveries WHERE job_id = 21`);
     expect(rows).toEqual([{ status: 'sent', attempts: 2, collapse_id: collapseIdFor('notification:order-21') }]);
-    expect((await db.pool.query(`SELECT collapse_id FROM simulated_pushes`)).rows).toEqual([{ collapse_id: 'nudge:notification:order-21' }]);
+    expect((await db.pool.query(`SELECT collapse_id FROM simulated_pushes`)).rows).toEqual([
+      { collapse_id: 'nudge:notification:order-21' },
+    ]);
   });
 
   it('costs the same statements for forty jobs as for one', async () => {

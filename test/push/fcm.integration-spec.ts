@@ -163,7 +163,13 @@ describe('FcmPushProvider against a fake FCM', () => {
     const device = token();
     fake.answer(
       device,
-      { status: 503, grpcStatus: 'UNAVAILABLE', errorCode: 'UNAVAILABLE', message: 'The service is unavailable', headers: { 'retry-after': '30' } },
+      {
+        status: 503,
+        grpcStatus: 'UNAVAILABLE',
+        errorCode: 'UNAVAILABLE',
+        message: 'The service is unavailable',
+        headers: { 'retry-after': '30' },
+      },
       { status: 503, grpcStatus: 'UNAVAILABLE', errorCode: 'UNAVAILABLE' },
     );
     const started = Date.now();

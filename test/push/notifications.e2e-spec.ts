@@ -52,7 +52,10 @@ describe('push delivery end to end', () => {
 
   let keys = 0;
   async function notify(body: Record<string, unknown>): Promise<string> {
-    const res = await api.request('POST', '/v1/notifications', { token: ops, body: { title: 'Hello', idempotencyKey: `event-${++keys}`, ...body } });
+    const res = await api.request('POST', '/v1/notifications', {
+      token: ops,
+      body: { title: 'Hello', idempotencyKey: `event-${++keys}`, ...body },
+    });
     expect(res.status, JSON.stringify(res.body)).toBe(202);
     return res.body.jobId;
   }
@@ -65,7 +68,9 @@ describe('push delivery end to end', () => {
       const row = await jobRow(id);
       if (row.status === 'running') return undefined;
       if (!before) return row.status !== 'queued' || row.attempts > 0 || row.run_at.getTime() > api.clock.now().getTime() ? row : undefined;
-      return row.status !== 'queued' || row.attempts !== before.attempts || row.run_at.getTime() !== before.run_at.getTime() ? row : undefined;
+      return row.status !== 'queued' || row.attempts !== before.attempts || row.run_at.getTime() !== before.run_at.getTime()
+        ? row
+        : undefined;
     }, `job ${id} to run`);
   }
 
@@ -76,13 +81,21 @@ describe('push delivery end to end', () => {
   }
 
   const pushesTo = async (token: string) =>
-    (await db.pool.query<{ collapse_id: string; title: string; outcome: string }>(
-      `SELECT collapse_id, title, outcome FROM simulated_pushes WHERE push_token = $1 ORDER BY id`, [token])).rows;
+    (
+      await db.pool.query<{ collapse_id: string; title: string; outcome: string }>(
+        `SELECT collapse_id, title, outcome FROM simulated_pushes WHERE push_token = $1 ORDER BY id`,
+        [token],
+      )
+    ).rows;
 
   const ledger = async (jobId: string) =>
-    (await db.pool.query<{ status: string; skip_reason: string | null; error: string | null; token: string | null }>(
-      `SELECT pd.status, pd.skip_reason, pd.error, d.push_token AS token
-         FROM push_deliveries pd LEFT JOIN devices d ON d.id = pd.device_id WHERE pd.job_id = $1 ORDER BY d.push_token`, [jobId])).rows;
+    (
+      await db.pool.query<{ status: string; skip_reason: string | null; error: string | null; token: string | null }>(
+        `SELECT pd.status, pd.skip_reason, pd.error, d.push_token AS token
+         FROM push_deliveries pd LEFT JOIN devices d ON d.id = pd.device_id WHERE pd.job_id = $1 ORDER BY d.push_token`,
+        [jobId],
+      )
+    ).rows;
 
   it('says at boot that both platforms use the simulated provider', () => {
     expect(api.logs.text).toContain(
@@ -93,7 +106,13 @@ describe('push delivery end to end', () => {
   describe('POST /v1/notifications', () => {
     it('queues a send_notification job (202) that delivers the push with its deep-link data, collapsing on its key', async () => {
       await user('n-basic', ['sim-n-basic']);
-      const jobId = await notify({ userId: 'n-basic', title: 'Shipped', body: 'Thursday', data: { url: 'app://orders/7' }, idempotencyKey: 'order-7-shipped' });
+      const jobId = await notify({
+        userId: 'n-basic',
+        title: 'Shipped',
+        body: 'Thursday',
+        data: { url: 'app://orders/7' },
+        idempotencyKey: 'order-7-shipped',
+      });
       expect((await ran(jobId)).status).toBe('succeeded');
       const [push] = await pushesTo('sim-n-basic');
       // The idempotency key, not the job, names the push: `notification:<key>`.
@@ -152,7 +171,9 @@ describe('push delivery end to end', () => {
     it('accepts an unknown user (202): the job records skipped, no_device', async () => {
       const jobId = await notify({ userId: 'nobody-here' });
       expect((await ran(jobId)).status).toBe('succeeded');
-      const { rows } = await db.pool.query(`SELECT user_id, device_id, status, skip_reason FROM push_deliveries WHERE job_id = $1`, [jobId]);
+      const { rows } = await db.pool.query(`SELECT user_id, device_id, status, skip_reason FROM push_deliveries WHERE job_id = $1`, [
+        jobId,
+      ]);
       expect(rows).toEqual([{ user_id: 'nobody-here', device_id: null, status: 'skipped', skip_reason: 'no_device' }]);
     });
 
@@ -191,7 +212,12 @@ describe('push delivery end to end', () => {
         }),
       ).rejects.toThrow('rolled back');
 
-      expect(await Promise.all(['tx-pg-commit', 'tx-pg-rollback', 'tx-orm-commit', 'tx-orm-rollback'].map(exists))).toEqual([true, false, true, false]);
+      expect(await Promise.all(['tx-pg-commit', 'tx-pg-rollback', 'tx-orm-commit', 'tx-orm-rollback'].map(exists))).toEqual([
+        true,
+        false,
+        true,
+        false,
+      ]);
     });
   });
 
@@ -273,7 +299,11 @@ describe('push delivery end to end', () => {
         { push_token: 'sim-five-5', n: 1, collapse_ids: key },
       ]);
       expect((await ledger(jobId)).map((l) => `${l.token}:${l.status}`)).toEqual([
-        'sim-500-five-3:failed', 'sim-five-1:sent', 'sim-five-2:sent', 'sim-five-4:sent', 'sim-five-5:sent',
+        'sim-500-five-3:failed',
+        'sim-five-1:sent',
+        'sim-five-2:sent',
+        'sim-five-4:sent',
+        'sim-five-5:sent',
       ]);
     });
 
@@ -292,16 +322,26 @@ describe('push delivery end to end', () => {
       const bearer = await user('r-size', ['sim-r-size']);
       const reminder = { title: 'Stretch', localTime: '08:00', recurrence: 'FREQ=DAILY' };
       const count = async () =>
-        (await db.pool.query(`SELECT (SELECT count(*) FROM reminders WHERE user_id = 'r-size') + (SELECT count(*) FROM jobs WHERE kind = 'send_reminder')::int AS n`)).rows[0].n;
+        (
+          await db.pool.query(
+            `SELECT (SELECT count(*) FROM reminders WHERE user_id = 'r-size') + (SELECT count(*) FROM jobs WHERE kind = 'send_reminder')::int AS n`,
+          )
+        ).rows[0].n;
       const before = await count();
       const tooBig = await api.request('POST', '/v1/reminders', { token: bearer, body: { ...reminder, data: { note: 'x'.repeat(4000) } } });
       expect(tooBig.status).toBe(400);
       expect(tooBig.body.errors).toEqual([{ path: 'data', message: expect.stringMatching(/over the 4096-byte limit/) }]);
       expect(await count()).toBe(before);
 
-      const created = await api.request('POST', '/v1/reminders', { token: bearer, body: { ...reminder, data: { deepLink: 'app://stretch' } } });
+      const created = await api.request('POST', '/v1/reminders', {
+        token: bearer,
+        body: { ...reminder, data: { deepLink: 'app://stretch' } },
+      });
       expect(created.status).toBe(201);
-      const patched = await api.request('PATCH', `/v1/reminders/${created.body.id}`, { token: bearer, body: { body: '€'.repeat(1000), data: { note: 'y'.repeat(1000) } } });
+      const patched = await api.request('PATCH', `/v1/reminders/${created.body.id}`, {
+        token: bearer,
+        body: { body: '€'.repeat(1000), data: { note: 'y'.repeat(1000) } },
+      });
       expect(patched.status).toBe(400);
       expect(patched.body.errors.map((e: { path: string }) => e.path)).toEqual(['body']);
       const after = await api.request('GET', `/v1/reminders/${created.body.id}`, { token: bearer });

@@ -52,7 +52,10 @@ describe('delivery through APNs and FCM (local fakes)', () => {
     });
     bearer = await api.token('both');
     expect((await api.request('PUT', '/v1/me', { token: bearer, body: { timeZone: 'Europe/Lisbon' } })).status).toBe(201);
-    for (const [id, platform, pushToken] of [['iphone', 'ios', IOS_TOKEN], ['pixel', 'android', ANDROID_TOKEN]]) {
+    for (const [id, platform, pushToken] of [
+      ['iphone', 'ios', IOS_TOKEN],
+      ['pixel', 'android', ANDROID_TOKEN],
+    ]) {
       expect((await api.request('PUT', `/v1/me/devices/${id}`, { token: bearer, body: { platform, pushToken } })).status).toBe(201);
     }
   });
@@ -78,11 +81,20 @@ describe('delivery through APNs and FCM (local fakes)', () => {
   it('a reminder reaches both services, with the reminder’s collapse id, its action category and the deep-link data', async () => {
     const created = await api.request('POST', '/v1/reminders', {
       token: bearer,
-      body: { title: 'Water the plants', body: 'The ferns first', localTime: '08:00', recurrence: 'FREQ=DAILY', data: { url: 'app://plants' } },
+      body: {
+        title: 'Water the plants',
+        body: 'The ferns first',
+        localTime: '08:00',
+        recurrence: 'FREQ=DAILY',
+        data: { url: 'app://plants' },
+      },
     });
     expect(created.status).toBe(201);
-    const { rows: [job] } = await db.pool.query(
-      `SELECT j.id FROM reminder_occurrences o JOIN jobs j ON j.id = o.job_id WHERE o.reminder_id = $1`, [created.body.id]);
+    const {
+      rows: [job],
+    } = await db.pool.query(`SELECT j.id FROM reminder_occurrences o JOIN jobs j ON j.id = o.job_id WHERE o.reminder_id = $1`, [
+      created.body.id,
+    ]);
     api.clock.set(created.body.nextOccurrence.at);
     expect((await settled(job.id)).status).toBe('succeeded');
 
@@ -138,14 +150,23 @@ describe('delivery through APNs and FCM (local fakes)', () => {
 
   it('an APNs 410 Unregistered and an FCM UNREGISTERED deactivate those devices', async () => {
     apns.answer(IOS_TOKEN, { status: 410, reason: 'Unregistered', timestamp: Date.parse('2026-08-31T00:00:00Z') });
-    fcm.answer(ANDROID_TOKEN, { status: 404, grpcStatus: 'NOT_FOUND', errorCode: 'UNREGISTERED', message: 'Requested entity was not found.' });
+    fcm.answer(ANDROID_TOKEN, {
+      status: 404,
+      grpcStatus: 'NOT_FOUND',
+      errorCode: 'UNREGISTERED',
+      message: 'Requested entity was not found.',
+    });
     const res = await api.request('POST', '/v1/notifications', {
       token: await api.token('backend', ['ops']),
       body: { userId: 'both', title: 'Gone', idempotencyKey: 'gone-1' },
     });
     expect((await settled(res.body.jobId)).status).toBe('succeeded');
     const devices = (await api.request('GET', '/v1/me/devices', { token: bearer })).body.devices;
-    const states = devices.map((d: { installationId: string; active: boolean; deactivatedReason: string }) => [d.installationId, d.active, d.deactivatedReason]);
+    const states = devices.map((d: { installationId: string; active: boolean; deactivatedReason: string }) => [
+      d.installationId,
+      d.active,
+      d.deactivatedReason,
+    ]);
     expect(states.sort()).toEqual([
       ['iphone', false, expect.stringMatching(/^invalid_token: .*Unregistered/)],
       ['pixel', false, expect.stringMatching(/^invalid_token: /)],

@@ -21,12 +21,22 @@ describe('token cleanup', () => {
     await db.pool.query(
       `INSERT INTO devices (user_id, installation_id, platform, push_token, active, deactivated_reason, deactivated_at, last_seen_at, created_at)
        VALUES ($1, $2, 'ios', $3, $4, $5, $6, $7, $7)`,
-      [userId, installationId, `sim-${userId}-${installationId}`, active, active ? null : 'invalid_token: Unregistered', active ? null : lastSeen, lastSeen],
+      [
+        userId,
+        installationId,
+        `sim-${userId}-${installationId}`,
+        active,
+        active ? null : 'invalid_token: Unregistered',
+        active ? null : lastSeen,
+        lastSeen,
+      ],
     );
   }
 
   const installations = async (userId: string) =>
-    (await db.pool.query(`SELECT installation_id FROM devices WHERE user_id = $1 ORDER BY installation_id`, [userId])).rows.map((r) => r.installation_id);
+    (await db.pool.query(`SELECT installation_id FROM devices WHERE user_id = $1 ORDER BY installation_id`, [userId])).rows.map(
+      (r) => r.installation_id,
+    );
 
   const finished = (jobId: string) =>
     eventually(async () => {
@@ -84,7 +94,9 @@ describe('token cleanup', () => {
     expect(await installations('keep')).toEqual(['today', 'week']);
     expect(await installations('mixed')).toEqual(['recent']);
     expect(await installations('bulk')).toEqual([]);
-    const line = api.logs.lines.map((l) => JSON.parse(l)).find((l) => l.jobId === res.body.jobId && l.msg === 'token cleanup removed devices');
+    const line = api.logs.lines
+      .map((l) => JSON.parse(l))
+      .find((l) => l.jobId === res.body.jobId && l.msg === 'token cleanup removed devices');
     expect(line).toMatchObject({ removed: 2502, deactivated: 1, stale: 2501, inactiveDays: 30 });
     const metrics = await api.app.get(Registry).getSingleMetricAsString('nudge_tokens_removed_total');
     expect(before).toContain('nudge_tokens_removed_total{reason="stale"} 1');

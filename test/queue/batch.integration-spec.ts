@@ -23,7 +23,16 @@ describe('batch handlers', () => {
   let calls: number[][];
 
   const makeWorker = (maxBatch: number, extra: Partial<ConstructorParameters<typeof Worker>[0]> = {}) =>
-    new Worker({ pool: db.pool, clock, random: () => 0.5, logger, housekeeping: false, listen: false, batchSize: 50, ...extra }).registerBatch(
+    new Worker({
+      pool: db.pool,
+      clock,
+      random: () => 0.5,
+      logger,
+      housekeeping: false,
+      listen: false,
+      batchSize: 50,
+      ...extra,
+    }).registerBatch(
       'batchy',
       (jobs, ctx) => {
         calls.push(jobs.map((j) => j.payload.n));

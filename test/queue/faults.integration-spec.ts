@@ -47,7 +47,13 @@ describe('the queue under faults', () => {
 
   function makeWorker() {
     return new Worker({
-      pool: blip.pool, workerId: 'w', clock, leaseSeconds: 60, housekeeping: false, listen: false, logger: memoryLogger(),
+      pool: blip.pool,
+      workerId: 'w',
+      clock,
+      leaseSeconds: 60,
+      housekeeping: false,
+      listen: false,
+      logger: memoryLogger(),
       handlers: { k: (job, ctx) => (runs++, handler(job, ctx)) },
     });
   }

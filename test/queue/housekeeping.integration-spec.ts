@@ -1,11 +1,5 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import {
-  enqueueMany,
-  pruneFinishedJobs,
-  recurringKey,
-  scheduleRecurringJobs,
-  Worker,
-} from '../../libs/queue/src/index.js';
+import { enqueueMany, pruneFinishedJobs, recurringKey, scheduleRecurringJobs, Worker } from '../../libs/queue/src/index.js';
 import { createTestDatabase, type TestDatabase } from '../support/database.js';
 import { PinnedClock, statusCounts, waitFor } from './helpers.js';
 
@@ -43,7 +37,11 @@ describe('housekeeping through the queue', () => {
     const runs: string[] = [];
     const make = (id: string) =>
       new Worker({
-        pool: db.pool, workerId: id, clock, housekeeping: false, pollIntervalMs: 50,
+        pool: db.pool,
+        workerId: id,
+        clock,
+        housekeeping: false,
+        pollIntervalMs: 50,
         recurring: [{ kind: 'sweep', everySeconds: 300 }],
         handlers: { sweep: async (job) => void runs.push(`${id}:${job.idempotencyKey}`) },
       });
@@ -81,7 +79,9 @@ describe('housekeeping through the queue', () => {
     const id = (i: number) => jobs[i]!.job.id;
     const set = (i: number, status: string, finishedDaysAgo: number | null) =>
       db.pool.query(`UPDATE jobs SET status = $2, finished_at = $3 WHERE id = $1`, [
-        id(i), status, finishedDaysAgo === null ? null : new Date(now.getTime() - finishedDaysAgo * day),
+        id(i),
+        status,
+        finishedDaysAgo === null ? null : new Date(now.getTime() - finishedDaysAgo * day),
       ]);
     // Old and finished: go.
     await set(0, 'succeeded', 20);
@@ -93,7 +93,10 @@ describe('housekeeping through the queue', () => {
     await set(5, 'succeeded', 13.9);
     await set(6, 'dead', 1);
     await db.pool.query(`UPDATE jobs SET created_at = $2, run_at = $2 WHERE id = $1`, [id(7), new Date(now.getTime() - 60 * day)]);
-    await db.pool.query(`UPDATE jobs SET status = 'running', locked_until = $2, locked_by = 'w', attempts = 1 WHERE id = $1`, [id(8), new Date(now.getTime() + 30_000)]);
+    await db.pool.query(`UPDATE jobs SET status = 'running', locked_until = $2, locked_by = 'w', attempts = 1 WHERE id = $1`, [
+      id(8),
+      new Date(now.getTime() + 30_000),
+    ]);
     await db.pool.query(
       `INSERT INTO job_runs (job_id, kind, attempt, finished_at, outcome) VALUES ($1, 'k', 1, $3, 'failed'), ($2, 'k', 1, $3, 'failed')`,
       [id(1), id(6), new Date(now.getTime() - 16 * day)],
@@ -106,16 +109,31 @@ describe('housekeeping through the queue', () => {
     const runs = await db.pool.query<{ job_id: string }>(`SELECT job_id FROM job_runs`);
     expect(runs.rows.map((r) => r.job_id)).toEqual([id(6)]);
     // A pruned key can be used again.
-    const again = await enqueueMany(db.pool, [{ kind: 'k', idempotencyKey: 'p-0' }, { kind: 'k', idempotencyKey: 'p-5' }], { now });
+    const again = await enqueueMany(
+      db.pool,
+      [
+        { kind: 'k', idempotencyKey: 'p-0' },
+        { kind: 'k', idempotencyKey: 'p-5' },
+      ],
+      { now },
+    );
     expect(again.map((r) => r.created)).toEqual([true, false]);
   });
 
   it('dead jobs are kept for deadRetentionDays (default 30), other finished jobs for retentionDays', async () => {
     const now = clock.now();
     const day = 86_400_000;
-    const jobs = await enqueueMany(db.pool, Array.from({ length: 5 }, (_, i) => ({ kind: 'k', idempotencyKey: `d-${i}` })), { now });
+    const jobs = await enqueueMany(
+      db.pool,
+      Array.from({ length: 5 }, (_, i) => ({ kind: 'k', idempotencyKey: `d-${i}` })),
+      { now },
+    );
     const set = (i: number, status: string, daysAgo: number) =>
-      db.pool.query(`UPDATE jobs SET status = $2, finished_at = $3 WHERE id = $1`, [jobs[i]!.job.id, status, new Date(now.getTime() - daysAgo * day)]);
+      db.pool.query(`UPDATE jobs SET status = $2, finished_at = $3 WHERE id = $1`, [
+        jobs[i]!.job.id,
+        status,
+        new Date(now.getTime() - daysAgo * day),
+      ]);
     await set(0, 'succeeded', 15);
     await set(1, 'cancelled', 15);
     await set(2, 'dead', 15);

@@ -28,12 +28,19 @@ describe('leases, the reaper and completeWith', () => {
 
   function makeWorker(workerId: string, handler: (ctx: JobContext, id: string) => Promise<void>, extra = {}) {
     return new Worker({
-      pool: db.pool, workerId, clock, leaseSeconds: 30, housekeeping: false, listen: false,
-      logger: memoryLogger(), handlers: { slow: (job, ctx) => handler(ctx, job.id) }, ...extra,
+      pool: db.pool,
+      workerId,
+      clock,
+      leaseSeconds: 30,
+      housekeeping: false,
+      listen: false,
+      logger: memoryLogger(),
+      handlers: { slow: (job, ctx) => handler(ctx, job.id) },
+      ...extra,
     });
   }
 
-  it('a worker whose lease was reaped cannot overwrite the new holder\'s result', async () => {
+  it("a worker whose lease was reaped cannot overwrite the new holder's result", async () => {
     const { job } = await enqueue(db.pool, { kind: 'slow', maxAttempts: 5 }, { now: clock.now() });
     const releaseA = deferred();
     const startedA = deferred();
@@ -65,7 +72,7 @@ describe('leases, the reaper and completeWith', () => {
     ]);
   });
 
-  it('a reaped worker\'s failure does not touch the job the new holder is running', async () => {
+  it("a reaped worker's failure does not touch the job the new holder is running", async () => {
     const { job } = await enqueue(db.pool, { kind: 'slow', maxAttempts: 5 }, { now: clock.now() });
     const failA = deferred();
     const startedA = deferred();
@@ -123,13 +130,17 @@ describe('leases, the reaper and completeWith', () => {
     await startedB.promise;
     failA.resolve();
     await runA;
-    expect(await jobRow(db.pool, job.id)).toMatchObject({ status: 'running', attempts: 1, last_error: expect.stringMatching(/^lease expired/) });
+    expect(await jobRow(db.pool, job.id)).toMatchObject({
+      status: 'running',
+      attempts: 1,
+      last_error: expect.stringMatching(/^lease expired/),
+    });
     holdB.resolve();
     await runB;
     expect(await jobRow(db.pool, job.id)).toMatchObject({ status: 'succeeded', attempts: 1 });
   });
 
-  it('heartbeats extend the lease; a lost lease aborts the handler\'s signal', async () => {
+  it("heartbeats extend the lease; a lost lease aborts the handler's signal", async () => {
     const { job } = await enqueue(db.pool, { kind: 'slow' }, { now: clock.now() });
     const started = deferred<JobContext>();
     const finish = deferred();
@@ -157,11 +168,15 @@ describe('leases, the reaper and completeWith', () => {
   });
 
   it('the reaper returns expired jobs, buries those out of attempts, and counts them', async () => {
-    const jobs = await enqueueMany(db.pool, [
-      { kind: 'slow', maxAttempts: 3 },
-      { kind: 'slow', maxAttempts: 1 },
-      { kind: 'slow', maxAttempts: 3 },
-    ], { now: clock.now() });
+    const jobs = await enqueueMany(
+      db.pool,
+      [
+        { kind: 'slow', maxAttempts: 3 },
+        { kind: 'slow', maxAttempts: 1 },
+        { kind: 'slow', maxAttempts: 3 },
+      ],
+      { now: clock.now() },
+    );
     // Claimed by a worker that then vanishes (never finishes, never heartbeats).
     const never = new Promise<void>(() => undefined);
     const ghost = makeWorker('ghost', () => never, { batchSize: 2 });
@@ -172,16 +187,28 @@ describe('leases, the reaper and completeWith', () => {
     clock.advance(2_000);
     const reaped = await reapExpiredJobs(db.pool, clock.now(), { batchSize: 1 });
     expect(reaped.map((r) => [r.id, r.status]).sort()).toEqual(
-      [[jobs[0]!.job.id, 'queued'], [jobs[1]!.job.id, 'dead']].sort(),
+      [
+        [jobs[0]!.job.id, 'queued'],
+        [jobs[1]!.job.id, 'dead'],
+      ].sort(),
     );
-    expect(await jobRow(db.pool, jobs[1]!.job.id)).toMatchObject({ status: 'dead', last_error: 'lease expired: worker ghost stopped renewing it' });
+    expect(await jobRow(db.pool, jobs[1]!.job.id)).toMatchObject({
+      status: 'dead',
+      last_error: 'lease expired: worker ghost stopped renewing it',
+    });
     expect(await statusCounts(db.pool)).toEqual({ queued: 2, dead: 1 });
   });
 
   it('jobs a killed worker had claimed but not started use no attempt: maxAttempts 1 is not dead after the crash', async () => {
-    const jobs = await enqueueMany(db.pool, [
-      { kind: 'slow', maxAttempts: 1 }, { kind: 'slow', maxAttempts: 1 }, { kind: 'slow', maxAttempts: 1 },
-    ], { now: clock.now() });
+    const jobs = await enqueueMany(
+      db.pool,
+      [
+        { kind: 'slow', maxAttempts: 1 },
+        { kind: 'slow', maxAttempts: 1 },
+        { kind: 'slow', maxAttempts: 1 },
+      ],
+      { now: clock.now() },
+    );
     // One slot, a batch of three: one runs (and hangs), two wait in the buffer; then the process dies.
     const ghost = makeWorker('ghost', () => new Promise<void>(() => undefined), { concurrency: 1, batchSize: 3 });
     void ghost.runOnce(3);
@@ -193,21 +220,28 @@ describe('leases, the reaper and completeWith', () => {
       `SELECT status, attempts, count(*)::int AS n FROM jobs GROUP BY 1, 2 ORDER BY 1`,
     );
     // The one that ran used its attempt; the buffered ones did not, and have no history.
-    expect(rows).toEqual([{ status: 'dead', attempts: 1, n: 1 }, { status: 'queued', attempts: 0, n: 2 }]);
+    expect(rows).toEqual([
+      { status: 'dead', attempts: 1, n: 1 },
+      { status: 'queued', attempts: 0, n: 2 },
+    ]);
     const histories = await Promise.all(jobs.map((j) => getJob(db.pool, j.job.id)));
     expect(histories.map((h) => h!.history.length).sort()).toEqual([0, 0, 1]);
 
     // Another worker, one slot, a batch of two: the buffered job's attempt counts when it starts.
     const seen: number[] = [];
-    const b = makeWorker('worker-b', async (_ctx, id) => {
-      seen.push((await jobRow(db.pool, id)).attempts);
-    }, { concurrency: 1, batchSize: 2 });
+    const b = makeWorker(
+      'worker-b',
+      async (_ctx, id) => {
+        seen.push((await jobRow(db.pool, id)).attempts);
+      },
+      { concurrency: 1, batchSize: 2 },
+    );
     expect(await b.runOnce(2)).toBe(2);
     expect(seen).toEqual([1, 1]);
     expect(await statusCounts(db.pool)).toEqual({ dead: 1, succeeded: 2 });
   });
 
-  it('completeWith: the handler\'s writes and the completion commit together', async () => {
+  it("completeWith: the handler's writes and the completion commit together", async () => {
     const { job } = await enqueue(db.pool, { kind: 'slow' }, { now: clock.now() });
     const w = makeWorker('worker-a', async (ctx, id) => {
       await ctx.completeWith(async (tx) => {
@@ -242,14 +276,18 @@ describe('leases, the reaper and completeWith', () => {
     const { job } = await enqueue(db.pool, { kind: 'slow', maxAttempts: 3 }, { now: clock.now() });
     const w = makeWorker('worker-a', async (ctx, id) => {
       // The handler swallows the rejection (or forgot to await it) and resolves.
-      await ctx.completeWith(async (tx) => {
-        await tx.query(`INSERT INTO side_effects VALUES ($1, 'half done')`, [id]);
-        throw new Error('next occurrence could not be written');
-      }).catch(() => undefined);
+      await ctx
+        .completeWith(async (tx) => {
+          await tx.query(`INSERT INTO side_effects VALUES ($1, 'half done')`, [id]);
+          throw new Error('next occurrence could not be written');
+        })
+        .catch(() => undefined);
     });
     await w.runOnce();
     expect(await jobRow(db.pool, job.id)).toMatchObject({
-      status: 'queued', attempts: 1, last_error: 'Error: next occurrence could not be written',
+      status: 'queued',
+      attempts: 1,
+      last_error: 'Error: next occurrence could not be written',
     });
     expect((await db.pool.query('SELECT count(*)::int AS n FROM side_effects')).rows[0].n).toBe(0);
   });
@@ -295,14 +333,22 @@ describe('leases, the reaper and completeWith', () => {
   });
 
   it('stop() during a batch: running handlers finish, unstarted jobs go back unconsumed, nothing stays running', async () => {
-    const jobs = await enqueueMany(db.pool, Array.from({ length: 20 }, () => ({ kind: 'slow' })), { now: clock.now() });
+    const jobs = await enqueueMany(
+      db.pool,
+      Array.from({ length: 20 }, () => ({ kind: 'slow' })),
+      { now: clock.now() },
+    );
     const started: string[] = [];
     const gate = deferred();
-    const w = makeWorker('worker-a', async (_ctx, id) => {
-      started.push(id);
-      await gate.promise;
-      await db.pool.query(`INSERT INTO side_effects VALUES ($1, 'done')`, [id]);
-    }, { concurrency: 4, batchSize: 10, pollIntervalMs: 50 });
+    const w = makeWorker(
+      'worker-a',
+      async (_ctx, id) => {
+        started.push(id);
+        await gate.promise;
+        await db.pool.query(`INSERT INTO side_effects VALUES ($1, 'done')`, [id]);
+      },
+      { concurrency: 4, batchSize: 10, pollIntervalMs: 50 },
+    );
     await w.start();
     await waitFor(() => started.length === 4);
     await waitFor(() => w.heldCount === 10); // 4 running + 6 buffered (the next claim waits for half a batch of room)
@@ -325,10 +371,14 @@ describe('leases, the reaper and completeWith', () => {
   it('stop() past its deadline aborts handlers and puts their jobs back as interrupted', async () => {
     const { job } = await enqueue(db.pool, { kind: 'slow', maxAttempts: 5 }, { now: clock.now() });
     const started = deferred<JobContext>();
-    const w = makeWorker('worker-a', async (ctx) => {
-      started.resolve(ctx);
-      await new Promise<void>(() => undefined); // ignores its signal
-    }, { pollIntervalMs: 50 });
+    const w = makeWorker(
+      'worker-a',
+      async (ctx) => {
+        started.resolve(ctx);
+        await new Promise<void>(() => undefined); // ignores its signal
+      },
+      { pollIntervalMs: 50 },
+    );
     await w.start();
     const ctx = await started.promise;
     await w.stop({ deadlineMs: 200 });

@@ -37,19 +37,34 @@ describe('ops functions and metrics', () => {
 
   async function arrange() {
     const now = clock.now();
-    await enqueueMany(db.pool, [
-      { kind: 'send_reminder', runAt: at(-90) },
-      { kind: 'send_reminder', runAt: at(-30) },
-      { kind: 'send_reminder', runAt: at(3600) },
-      { kind: 'send_notification', runAt: at(-5) },
-    ], { now });
+    await enqueueMany(
+      db.pool,
+      [
+        { kind: 'send_reminder', runAt: at(-90) },
+        { kind: 'send_reminder', runAt: at(-30) },
+        { kind: 'send_reminder', runAt: at(3600) },
+        { kind: 'send_notification', runAt: at(-5) },
+      ],
+      { now },
+    );
     const running = await enqueueMany(db.pool, [{ kind: 'send_reminder' }, { kind: 'send_reminder' }], { now });
-    await db.pool.query(`UPDATE jobs SET status = 'running', attempts = 1, locked_by = 'w', locked_until = $2 WHERE id = $1`, [running[0]!.job.id, at(30)]);
-    await db.pool.query(`UPDATE jobs SET status = 'running', attempts = 1, locked_by = 'w', locked_until = $2 WHERE id = $1`, [running[1]!.job.id, at(-1)]);
-    const finished = await enqueueMany(db.pool, [{ kind: 'send_reminder' }, { kind: 'send_reminder' }, { kind: 'send_notification' }], { now });
+    await db.pool.query(`UPDATE jobs SET status = 'running', attempts = 1, locked_by = 'w', locked_until = $2 WHERE id = $1`, [
+      running[0]!.job.id,
+      at(30),
+    ]);
+    await db.pool.query(`UPDATE jobs SET status = 'running', attempts = 1, locked_by = 'w', locked_until = $2 WHERE id = $1`, [
+      running[1]!.job.id,
+      at(-1),
+    ]);
+    const finished = await enqueueMany(db.pool, [{ kind: 'send_reminder' }, { kind: 'send_reminder' }, { kind: 'send_notification' }], {
+      now,
+    });
     await db.pool.query(`UPDATE jobs SET status = 'succeeded', finished_at = $2 WHERE id = $1`, [finished[0]!.job.id, at(-600)]);
     await db.pool.query(`UPDATE jobs SET status = 'succeeded', finished_at = $2 WHERE id = $1`, [finished[1]!.job.id, at(-7200)]);
-    await db.pool.query(`UPDATE jobs SET status = 'dead', finished_at = $2, last_error = 'boom' WHERE id = $1`, [finished[2]!.job.id, at(-60)]);
+    await db.pool.query(`UPDATE jobs SET status = 'dead', finished_at = $2, last_error = 'boom' WHERE id = $1`, [
+      finished[2]!.job.id,
+      at(-60),
+    ]);
     await db.pool.query(
       `INSERT INTO job_runs (job_id, kind, attempt, finished_at, outcome, error) VALUES ($1, 'send_notification', 1, $2, 'dead', 'boom'),
        ($1, 'send_notification', 0, $3, 'failed', 'old')`,
@@ -62,11 +77,25 @@ describe('ops functions and metrics', () => {
     await arrange();
     expect(await queueStats(db.pool, clock.now())).toEqual({
       send_notification: {
-        ready: 1, scheduled: 0, running: 0, stuck: 0, dead: 1, oldestReadyAgeSeconds: 5, succeededLastHour: 0, failedLastHour: 1,
+        ready: 1,
+        scheduled: 0,
+        running: 0,
+        stuck: 0,
+        dead: 1,
+        oldestReadyAgeSeconds: 5,
+        succeededLastHour: 0,
+        failedLastHour: 1,
         paused: false,
       },
       send_reminder: {
-        ready: 2, scheduled: 1, running: 2, stuck: 1, dead: 0, oldestReadyAgeSeconds: 90, succeededLastHour: 1, failedLastHour: 0,
+        ready: 2,
+        scheduled: 1,
+        running: 2,
+        stuck: 1,
+        dead: 0,
+        oldestReadyAgeSeconds: 90,
+        succeededLastHour: 1,
+        failedLastHour: 0,
         paused: false,
       },
     });
@@ -77,7 +106,9 @@ describe('ops functions and metrics', () => {
     const registry = new Registry();
     const statements: string[] = [];
     new QueueMetrics({
-      registry, clock, executor: { query: (text, params) => (statements.push(text), db.pool.query(text, params as unknown[])) },
+      registry,
+      clock,
+      executor: { query: (text, params) => (statements.push(text), db.pool.query(text, params as unknown[])) },
     });
     const text = await registry.metrics();
     expect(statements).toHaveLength(1);
@@ -96,8 +127,17 @@ describe('ops functions and metrics', () => {
     const registry = new Registry();
     const metrics = new QueueMetrics({ registry });
     const w = new Worker({
-      pool: db.pool, clock, housekeeping: false, listen: false, metrics,
-      handlers: { ok: async () => undefined, bad: async () => { throw new TypeError('nope'); } },
+      pool: db.pool,
+      clock,
+      housekeeping: false,
+      listen: false,
+      metrics,
+      handlers: {
+        ok: async () => undefined,
+        bad: async () => {
+          throw new TypeError('nope');
+        },
+      },
     });
     await enqueueMany(db.pool, [{ kind: 'ok' }, { kind: 'ok' }, { kind: 'bad' }], { now: clock.now() });
     await w.runOnce();
@@ -152,14 +192,18 @@ describe('ops functions and metrics', () => {
 
   it('cancels pending jobs by key, key prefix or ids, and leaves running ones alone', async () => {
     const now = clock.now();
-    const jobs = await enqueueMany(db.pool, [
-      { kind: 'send_reminder', idempotencyKey: 'reminder:r1:v1:2026-03-01' },
-      { kind: 'send_reminder', idempotencyKey: 'reminder:r1:v1:2026-03-02' },
-      { kind: 'send_reminder', idempotencyKey: 'reminder:r10:v1:2026-03-01' },
-      { kind: 'send_reminder', idempotencyKey: 'reminder:r_:v1:2026-03-01' },
-      { kind: 'send_reminder', idempotencyKey: 'reminder:r2:v1:2026-03-01' },
-      { kind: 'send_reminder', idempotencyKey: 'reminder:r3:v1:2026-03-01' },
-    ], { now });
+    const jobs = await enqueueMany(
+      db.pool,
+      [
+        { kind: 'send_reminder', idempotencyKey: 'reminder:r1:v1:2026-03-01' },
+        { kind: 'send_reminder', idempotencyKey: 'reminder:r1:v1:2026-03-02' },
+        { kind: 'send_reminder', idempotencyKey: 'reminder:r10:v1:2026-03-01' },
+        { kind: 'send_reminder', idempotencyKey: 'reminder:r_:v1:2026-03-01' },
+        { kind: 'send_reminder', idempotencyKey: 'reminder:r2:v1:2026-03-01' },
+        { kind: 'send_reminder', idempotencyKey: 'reminder:r3:v1:2026-03-01' },
+      ],
+      { now },
+    );
     await db.pool.query(`UPDATE jobs SET status = 'running' WHERE id = $1`, [jobs[1]!.job.id]);
     expect(await cancelPendingByKeyPrefix(db.pool, 'reminder:r1:', now)).toEqual([jobs[0]!.job.id]);
     // `_` is literal, not a wildcard.
@@ -175,7 +219,9 @@ describe('ops functions and metrics', () => {
       [now],
     );
     await db.pool.query('ANALYZE jobs');
-    const plan = await db.pool.query(`EXPLAIN UPDATE jobs SET status = 'cancelled' WHERE idempotency_key LIKE 'reminder:r1:%' AND status = 'queued'`);
+    const plan = await db.pool.query(
+      `EXPLAIN UPDATE jobs SET status = 'cancelled' WHERE idempotency_key LIKE 'reminder:r1:%' AND status = 'queued'`,
+    );
     expect(plan.rows.map((r: Record<string, string>) => r['QUERY PLAN']).join('\n')).toMatch(/jobs_idempotency_key_key/);
   });
 
@@ -213,7 +259,10 @@ describe('ops functions and metrics', () => {
     expect(stats.a).toMatchObject({ ready: 1, paused: true });
     expect(stats.b?.paused).toBe(false);
     expect(stats.c).toMatchObject({ ready: 0, paused: true });
-    expect(await pausedKinds(db.pool)).toEqual([{ kind: 'a', pausedAt: now }, { kind: 'c', pausedAt: now }]);
+    expect(await pausedKinds(db.pool)).toEqual([
+      { kind: 'a', pausedAt: now },
+      { kind: 'c', pausedAt: now },
+    ]);
     const registry = new Registry();
     new QueueMetrics({ registry, clock, executor: db.pool });
     const text = await registry.metrics();
@@ -230,9 +279,7 @@ describe('ops functions and metrics', () => {
 
   it('retryDeadJobs: every dead job of one kind back to queued, attempts reset; others untouched', async () => {
     const now = clock.now();
-    const jobs = await enqueueMany(db.pool, [
-      { kind: 'a' }, { kind: 'a' }, { kind: 'a' }, { kind: 'b' }, { kind: 'a' },
-    ], { now });
+    const jobs = await enqueueMany(db.pool, [{ kind: 'a' }, { kind: 'a' }, { kind: 'a' }, { kind: 'b' }, { kind: 'a' }], { now });
     await db.pool.query(
       `UPDATE jobs SET status = 'dead', attempts = max_attempts, last_error = 'boom', finished_at = $2 WHERE id = ANY($1::bigint[])`,
       [jobs.slice(0, 4).map((j) => j.job.id), at(-60)],

@@ -19,9 +19,13 @@ describe('query plans of the hot path', () => {
     // autovacuum could re-analyze in the middle of the file and make the result depend on timing.
     await db.pool.query('ALTER TABLE jobs SET (autovacuum_enabled = false)');
     await db.pool.query(
-      `INSERT INTO jobs (kind, run_at) SELECT 'k', $1::timestamptz + g * interval '1 second' FROM generate_series(1, 40000) g`, [now],
+      `INSERT INTO jobs (kind, run_at) SELECT 'k', $1::timestamptz + g * interval '1 second' FROM generate_series(1, 40000) g`,
+      [now],
     );
-    await db.pool.query(`INSERT INTO jobs (kind, run_at) SELECT 'k', $1::timestamptz - g * interval '1 ms' FROM generate_series(1, 2000) g`, [now]);
+    await db.pool.query(
+      `INSERT INTO jobs (kind, run_at) SELECT 'k', $1::timestamptz - g * interval '1 ms' FROM generate_series(1, 2000) g`,
+      [now],
+    );
     await db.pool.query(
       `INSERT INTO jobs (kind, run_at, status, finished_at) SELECT 'k', $1::timestamptz - interval '1 day', 'succeeded', $1 FROM generate_series(1, 40000) g`,
       [now],

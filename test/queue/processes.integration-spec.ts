@@ -27,7 +27,12 @@ describe('worker processes', () => {
     children = [];
   });
 
-  function startWorker(env: Record<string, string>): { child: ChildProcess; ready: Promise<void>; exited: Promise<number | null>; stderr: () => string } {
+  function startWorker(env: Record<string, string>): {
+    child: ChildProcess;
+    ready: Promise<void>;
+    exited: Promise<number | null>;
+    stderr: () => string;
+  } {
     const child = spawn(process.execPath, ['--import', 'tsx', 'test/queue/fixtures/worker-process.ts'], {
       env: { ...process.env, DATABASE_URL: db.url, ...env },
       stdio: ['ignore', 'pipe', 'pipe'],
@@ -68,7 +73,11 @@ describe('worker processes', () => {
     const specs = Array.from({ length: 10_000 }, (_, i) => ({ kind: 'work', payload: { i } }));
     for (let i = 0; i < specs.length; i += 2500) await enqueueMany(db.pool, specs.slice(i, i + 2500));
 
-    await waitFor(async () => (await count(`SELECT count(*)::int AS n FROM jobs WHERE kind = 'work' AND status = 'succeeded'`)) === 10_000, 90_000, 200);
+    await waitFor(
+      async () => (await count(`SELECT count(*)::int AS n FROM jobs WHERE kind = 'work' AND status = 'succeeded'`)) === 10_000,
+      90_000,
+      200,
+    );
     for (const w of workers) w.child.kill('SIGTERM');
     expect(await Promise.all(workers.map((w) => w.exited))).toEqual([0, 0, 0]);
 
@@ -90,7 +99,10 @@ describe('worker processes', () => {
     const env = { CONCURRENCY: '10', BATCH_SIZE: '20', HANDLER_MS: '300', RECORD: 'sync', LEASE_SECONDS: '2', REAP_EVERY_SECONDS: '1' };
     const victim = startWorker({ ...env, WORKER_ID: 'victim' });
     await victim.ready;
-    await enqueueMany(db.pool, Array.from({ length: 150 }, (_, i) => ({ kind: 'work', payload: { i } })));
+    await enqueueMany(
+      db.pool,
+      Array.from({ length: 150 }, (_, i) => ({ kind: 'work', payload: { i } })),
+    );
     await waitFor(async () => (await count(`SELECT count(*)::int AS n FROM job_events WHERE worker = 'victim'`)) >= 15, 30_000, 20);
     victim.child.kill('SIGKILL');
     await victim.exited;
@@ -98,7 +110,11 @@ describe('worker processes', () => {
     const survivor = startWorker({ ...env, WORKER_ID: 'survivor' });
     await survivor.ready;
 
-    await waitFor(async () => (await count(`SELECT count(*)::int AS n FROM jobs WHERE kind = 'work' AND status = 'succeeded'`)) === 150, 60_000, 100);
+    await waitFor(
+      async () => (await count(`SELECT count(*)::int AS n FROM jobs WHERE kind = 'work' AND status = 'succeeded'`)) === 150,
+      60_000,
+      100,
+    );
     survivor.child.kill('SIGTERM');
     expect(await survivor.exited).toBe(0);
 
@@ -112,21 +128,37 @@ describe('worker processes', () => {
         [killedAt],
       ),
     ).toBe(0);
-    expect(await count(`SELECT coalesce(max(n), 0)::int AS n FROM (SELECT count(*) AS n FROM job_events GROUP BY job_id) t`)).toBeLessThanOrEqual(2);
+    expect(
+      await count(`SELECT coalesce(max(n), 0)::int AS n FROM (SELECT count(*) AS n FROM job_events GROUP BY job_id) t`),
+    ).toBeLessThanOrEqual(2);
     expect(await count(`SELECT count(*)::int AS n FROM jobs WHERE kind = 'work' AND status <> 'succeeded'`)).toBe(0);
     expect(await count(`SELECT count(*)::int AS n FROM jobs WHERE status = 'running'`)).toBe(0);
-    expect(await count(`SELECT count(*)::int AS n FROM job_runs WHERE outcome = 'lease_expired' AND worker = 'victim'`)).toBeGreaterThanOrEqual(unfinished);
+    expect(
+      await count(`SELECT count(*)::int AS n FROM job_runs WHERE outcome = 'lease_expired' AND worker = 'victim'`),
+    ).toBeGreaterThanOrEqual(unfinished);
     expect(await overlaps(killedAt)).toBe(0);
   });
 
   it('SIGTERM during a batch: running handlers finish, unstarted jobs are released, nothing is stuck running', async () => {
     const w = startWorker({
-      WORKER_ID: 'term', CONCURRENCY: '3', BATCH_SIZE: '6', HANDLER_MS: '1500', RECORD: 'sync', STOP_DEADLINE_MS: '10000',
+      WORKER_ID: 'term',
+      CONCURRENCY: '3',
+      BATCH_SIZE: '6',
+      HANDLER_MS: '1500',
+      RECORD: 'sync',
+      STOP_DEADLINE_MS: '10000',
     });
     await w.ready;
-    await enqueueMany(db.pool, Array.from({ length: 20 }, (_, i) => ({ kind: 'work', payload: { i } })));
+    await enqueueMany(
+      db.pool,
+      Array.from({ length: 20 }, (_, i) => ({ kind: 'work', payload: { i } })),
+    );
     await waitFor(async () => (await count(`SELECT count(*)::int AS n FROM job_events`)) === 3, 20_000, 20);
-    await waitFor(async () => (await count(`SELECT count(*)::int AS n FROM jobs WHERE status = 'running' AND kind = 'work'`)) >= 6, 5_000, 20); // 3 running, the rest claimed but waiting
+    await waitFor(
+      async () => (await count(`SELECT count(*)::int AS n FROM jobs WHERE status = 'running' AND kind = 'work'`)) >= 6,
+      5_000,
+      20,
+    ); // 3 running, the rest claimed but waiting
     w.child.kill('SIGTERM');
     expect(await w.exited).toBe(0);
 

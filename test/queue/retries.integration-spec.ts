@@ -81,12 +81,18 @@ describe('failures, retries, snoozes', () => {
 
     const detail = await getJob(db.pool, job.id);
     expect(detail?.history.map((h) => [h.attempt, h.outcome])).toEqual([
-      [1, 'failed'], [2, 'failed'], [3, 'failed'], [4, 'dead'],
+      [1, 'failed'],
+      [2, 'failed'],
+      [3, 'failed'],
+      [4, 'dead'],
     ]);
     expect(detail?.history[0]?.nextRunAt?.toISOString()).toBe('2026-03-01T12:00:37.500Z');
     expect(logger.lines.filter((l) => l.msg === 'job dead')).toHaveLength(1);
     expect(logger.lines.find((l) => l.msg === 'job dead')?.fields).toMatchObject({
-      jobId: job.id, kind: 'flaky', attempt: 4, idempotencyKey: 'always-fails',
+      jobId: job.id,
+      kind: 'flaky',
+      attempt: 4,
+      idempotencyKey: 'always-fails',
     });
     const metrics = await registry.getSingleMetricAsString('queue_jobs_failed_total');
     expect(metrics).toContain('queue_jobs_failed_total{kind="flaky",error_class="Error"} 4');
@@ -154,7 +160,13 @@ describe('failures, retries, snoozes', () => {
       throw new SnoozeJob(new Date('2026-03-01T11:00:00.000Z'), 'clock confusion');
     };
     const w = new Worker({
-      pool: db.pool, clock, random, logger, housekeeping: false, listen: false, snooze: { maxInARow: 3 },
+      pool: db.pool,
+      clock,
+      random,
+      logger,
+      housekeeping: false,
+      listen: false,
+      snooze: { maxInARow: 3 },
       handlers: { flaky: (job, ctx) => handler(job, ctx) },
     });
     const { job } = await enqueue(db.pool, { kind: 'flaky', maxAttempts: 5 }, { now: clock.now() });
@@ -170,7 +182,8 @@ describe('failures, retries, snoozes', () => {
     expect(await w.runOnce()).toBe(1);
     expect(runs).toBe(4);
     expect(await jobRow(db.pool, job.id)).toMatchObject({
-      status: 'dead', attempts: 1,
+      status: 'dead',
+      attempts: 1,
       last_error: 'PermanentJobError: snoozed 4 times in a row without running to an end (last: clock confusion)',
     });
     const detail = await getJob(db.pool, job.id);
@@ -193,9 +206,9 @@ describe('failures, retries, snoozes', () => {
   });
 
   it('a handler that throws synchronously or rejects with a non-Error is a transient failure', async () => {
-    handler = ((() => {
+    handler = (() => {
       throw 'not an error object';
-    }) as unknown) as JobHandler;
+    }) as unknown as JobHandler;
     const { job } = await enqueue(db.pool, { kind: 'flaky', maxAttempts: 3 }, { now: clock.now() });
     await worker.runOnce();
     expect(await jobRow(db.pool, job.id)).toMatchObject({ status: 'queued', attempts: 1, last_error: 'not an error object' });
@@ -212,8 +225,15 @@ describe('failures, retries, snoozes', () => {
     await enqueue(db.pool, { kind: 'flaky', payload: { name: 'urgent' }, priority: -1 }, { now });
     await enqueue(db.pool, { kind: 'flaky', payload: { name: 'future' }, runAt: new Date(now.getTime() + 1000) }, { now });
     await enqueue(db.pool, { kind: 'other', payload: { name: 'no handler here' } }, { now });
-    const one = new Worker({ pool: db.pool, clock, housekeeping: false, listen: false, concurrency: 1, batchSize: 1,
-      handlers: { flaky: (job, ctx) => handler(job, ctx) } });
+    const one = new Worker({
+      pool: db.pool,
+      clock,
+      housekeeping: false,
+      listen: false,
+      concurrency: 1,
+      batchSize: 1,
+      handlers: { flaky: (job, ctx) => handler(job, ctx) },
+    });
     while ((await one.runOnce()) > 0);
     expect(order).toEqual(['urgent', 'early-normal', 'late-normal']);
   });

@@ -34,7 +34,12 @@ function devicesOf(i: number): { installationId: string; platform: 'ios' | 'andr
     if (d === 0 && i % 20 === 3) prefix = 'sim-500-';
     else if (d === 0 && i % 40 === 11) prefix = 'sim-429-';
     else if (d === i % 3 && i % 4 === 1) prefix = 'sim-slow-';
-    return { installationId: `d${d}`, platform: d % 2 ? 'android' : 'ios', token: `${prefix}u${i}-d${d}-5e3a9c`, failing: prefix === 'sim-500-' || prefix === 'sim-429-' };
+    return {
+      installationId: `d${d}`,
+      platform: d % 2 ? 'android' : 'ios',
+      token: `${prefix}u${i}-d${d}-5e3a9c`,
+      failing: prefix === 'sim-500-' || prefix === 'sim-429-',
+    };
   });
 }
 
@@ -51,128 +56,156 @@ describe('crash soak', () => {
     await db?.drop();
   });
 
-  it(`${N} notifications, ${WORKERS} worker processes, one SIGKILLed every ${KILL_EVERY_MS} ms: every job succeeds or is legitimately dead, each device shows each push once`, async () => {
-    const pool = db.pool;
-    // Users and devices, as PUT /v1/me and PUT /v1/me/devices leave them.
-    const failingUsers = new Set<string>();
-    for (let i = 0; i < USERS; i++) {
-      await pool.query(`INSERT INTO users (id, time_zone) VALUES ($1, 'UTC')`, [`soak-${i}`]);
-      for (const device of devicesOf(i)) {
-        await pool.query(`INSERT INTO devices (user_id, installation_id, platform, push_token) VALUES ($1, $2, $3, $4)`, [`soak-${i}`, device.installationId, device.platform, device.token]);
-        if (device.failing) failingUsers.add(`soak-${i}`);
+  it(
+    `${N} notifications, ${WORKERS} worker processes, one SIGKILLed every ${KILL_EVERY_MS} ms: every job succeeds or is legitimately dead, each device shows each push once`,
+    async () => {
+      const pool = db.pool;
+      // Users and devices, as PUT /v1/me and PUT /v1/me/devices leave them.
+      const failingUsers = new Set<string>();
+      for (let i = 0; i < USERS; i++) {
+        await pool.query(`INSERT INTO users (id, time_zone) VALUES ($1, 'UTC')`, [`soak-${i}`]);
+        for (const device of devicesOf(i)) {
+          await pool.query(`INSERT INTO devices (user_id, installation_id, platform, push_token) VALUES ($1, $2, $3, $4)`, [
+            `soak-${i}`,
+            device.installationId,
+            device.platform,
+            device.token,
+          ]);
+          if (device.failing) failingUsers.add(`soak-${i}`);
+        }
       }
-    }
 
-    const env = { DATABASE_URL: db.url, SKIP_MIGRATIONS: '1', JOB_LEASE_SECONDS: '5', WORKER_CONCURRENCY: '8' };
-    const spawnWorker = async () => {
-      const worker = startApp(WORKER_MAIN, env);
-      workers.push(worker);
-      await worker.waitFor('Nudge worker started');
-      return worker;
-    };
-    await Promise.all(Array.from({ length: WORKERS }, spawnWorker));
+      const env = { DATABASE_URL: db.url, SKIP_MIGRATIONS: '1', JOB_LEASE_SECONDS: '5', WORKER_CONCURRENCY: '8' };
+      const spawnWorker = async () => {
+        const worker = startApp(WORKER_MAIN, env);
+        workers.push(worker);
+        await worker.waitFor('Nudge worker started');
+        return worker;
+      };
+      await Promise.all(Array.from({ length: WORKERS }, spawnWorker));
 
-    const clock = { now: () => new Date() } as Clock;
-    const notifications = new NotificationsService(pool, clock);
-    const client = await pool.connect();
-    try {
-      await client.query('BEGIN');
-      for (let k = 0; k < N; k++) {
-        await notifications.notify(client, { userId: `soak-${k % USERS}`, title: `Event ${k}`, body: 'soak', idempotencyKey: `soak-${k}` });
+      const clock = { now: () => new Date() } as Clock;
+      const notifications = new NotificationsService(pool, clock);
+      const client = await pool.connect();
+      try {
+        await client.query('BEGIN');
+        for (let k = 0; k < N; k++) {
+          await notifications.notify(client, {
+            userId: `soak-${k % USERS}`,
+            title: `Event ${k}`,
+            body: 'soak',
+            idempotencyKey: `soak-${k}`,
+          });
+        }
+        await client.query('COMMIT');
+      } finally {
+        client.release();
       }
-      await client.query('COMMIT');
-    } finally {
-      client.release();
-    }
-    const started = Date.now();
+      const started = Date.now();
 
-    const unfinished = async () =>
-      (await pool.query<{ n: number }>(`SELECT count(*)::int AS n FROM jobs WHERE kind = 'send_notification' AND status IN ('queued', 'running')`)).rows[0]!.n;
-    let kills = 0;
-    let killedMidJob = 0;
-    const deadline = started + 60_000 + N * 120;
-    let nextKill = Date.now() + KILL_EVERY_MS;
-    for (;;) {
-      // Retries are due at once (see the comment at the top).
-      await pool.query(`UPDATE jobs SET run_at = now() WHERE kind = 'send_notification' AND status = 'queued' AND run_at > now()`);
-      const left = await unfinished();
-      if (left === 0) break;
-      if (Date.now() > deadline) throw new Error(`${left} jobs unfinished after ${Date.now() - started} ms`);
-      if (Date.now() >= nextKill) {
-        const victim = workers.splice(kills % WORKERS, 1)[0]!;
-        const pid = victim.child.pid;
-        const { rows } = await pool.query<{ n: number }>(`SELECT count(*)::int AS n FROM jobs WHERE status = 'running' AND locked_by LIKE $1`, [`%:${pid}:%`]);
-        killedMidJob += rows[0]!.n;
-        await victim.kill('SIGKILL');
-        retired.push(victim);
-        kills++;
-        await spawnWorker();
-        nextKill = Date.now() + KILL_EVERY_MS;
+      const unfinished = async () =>
+        (
+          await pool.query<{ n: number }>(
+            `SELECT count(*)::int AS n FROM jobs WHERE kind = 'send_notification' AND status IN ('queued', 'running')`,
+          )
+        ).rows[0]!.n;
+      let kills = 0;
+      let killedMidJob = 0;
+      const deadline = started + 60_000 + N * 120;
+      let nextKill = Date.now() + KILL_EVERY_MS;
+      for (;;) {
+        // Retries are due at once (see the comment at the top).
+        await pool.query(`UPDATE jobs SET run_at = now() WHERE kind = 'send_notification' AND status = 'queued' AND run_at > now()`);
+        const left = await unfinished();
+        if (left === 0) break;
+        if (Date.now() > deadline) throw new Error(`${left} jobs unfinished after ${Date.now() - started} ms`);
+        if (Date.now() >= nextKill) {
+          const victim = workers.splice(kills % WORKERS, 1)[0]!;
+          const pid = victim.child.pid;
+          const { rows } = await pool.query<{ n: number }>(
+            `SELECT count(*)::int AS n FROM jobs WHERE status = 'running' AND locked_by LIKE $1`,
+            [`%:${pid}:%`],
+          );
+          killedMidJob += rows[0]!.n;
+          await victim.kill('SIGKILL');
+          retired.push(victim);
+          kills++;
+          await spawnWorker();
+          nextKill = Date.now() + KILL_EVERY_MS;
+        }
+        await new Promise((r) => setTimeout(r, 200));
       }
-      await new Promise((r) => setTimeout(r, 200));
-    }
-    const elapsedMs = Date.now() - started;
-    await Promise.all(workers.map((w) => w.kill('SIGTERM')));
+      const elapsedMs = Date.now() - started;
+      await Promise.all(workers.map((w) => w.kill('SIGTERM')));
 
-    // Every job ended: succeeded, or dead for a user with a failing device.
-    const { rows: outcomes } = await pool.query<{ user_id: string; status: string; n: number }>(
-      `SELECT payload->>'userId' AS user_id, status, count(*)::int AS n FROM jobs WHERE kind = 'send_notification' GROUP BY 1, 2`,
-    );
-    const total = outcomes.reduce((sum, r) => sum + r.n, 0);
-    expect(total).toBe(N);
-    expect(outcomes.filter((r) => !['succeeded', 'dead'].includes(r.status))).toEqual([]);
-    const wronglyDead = outcomes.filter((r) => r.status === 'dead' && !failingUsers.has(r.user_id));
-    expect(wronglyDead).toEqual([]);
-    const wronglySucceeded = outcomes.filter((r) => r.status === 'succeeded' && failingUsers.has(r.user_id));
-    expect(wronglySucceeded).toEqual([]);
-    expect((await pool.query(`SELECT id FROM jobs WHERE status = 'running'`)).rows).toEqual([]);
+      // Every job ended: succeeded, or dead for a user with a failing device.
+      const { rows: outcomes } = await pool.query<{ user_id: string; status: string; n: number }>(
+        `SELECT payload->>'userId' AS user_id, status, count(*)::int AS n FROM jobs WHERE kind = 'send_notification' GROUP BY 1, 2`,
+      );
+      const total = outcomes.reduce((sum, r) => sum + r.n, 0);
+      expect(total).toBe(N);
+      expect(outcomes.filter((r) => !['succeeded', 'dead'].includes(r.status))).toEqual([]);
+      const wronglyDead = outcomes.filter((r) => r.status === 'dead' && !failingUsers.has(r.user_id));
+      expect(wronglyDead).toEqual([]);
+      const wronglySucceeded = outcomes.filter((r) => r.status === 'succeeded' && failingUsers.has(r.user_id));
+      expect(wronglySucceeded).toEqual([]);
+      expect((await pool.query(`SELECT id FROM jobs WHERE status = 'running'`)).rows).toEqual([]);
 
-    // Every healthy device of every job: exactly one `sent` ledger row, and at least one send.
-    const { rows: ledgerGaps } = await pool.query(
-      `SELECT j.id, d.push_token FROM jobs j JOIN devices d ON d.user_id = j.payload->>'userId'
+      // Every healthy device of every job: exactly one `sent` ledger row, and at least one send.
+      const { rows: ledgerGaps } = await pool.query(
+        `SELECT j.id, d.push_token FROM jobs j JOIN devices d ON d.user_id = j.payload->>'userId'
         WHERE j.kind = 'send_notification' AND d.push_token NOT LIKE 'sim-500-%' AND d.push_token NOT LIKE 'sim-429-%'
           AND NOT EXISTS (SELECT 1 FROM push_deliveries pd WHERE pd.job_id = j.id AND pd.device_id = d.id AND pd.status = 'sent')
         LIMIT 5`,
-    );
-    expect(ledgerGaps).toEqual([]);
+      );
+      expect(ledgerGaps).toEqual([]);
 
-    // What the phones saw: per (device, job) one collapse id, the notification's own (from its idempotency key); never a push for a job of another user.
-    const { rows: sends } = await pool.query<{ job_id: string; push_token: string; collapse_id: string; calls: number; sent: number }>(
-      `SELECT j.id::text AS job_id, s.push_token, s.collapse_id, count(*)::int AS calls, count(*) FILTER (WHERE s.outcome = 'sent')::int AS sent
+      // What the phones saw: per (device, job) one collapse id, the notification's own (from its idempotency key); never a push for a job of another user.
+      const { rows: sends } = await pool.query<{ job_id: string; push_token: string; collapse_id: string; calls: number; sent: number }>(
+        `SELECT j.id::text AS job_id, s.push_token, s.collapse_id, count(*)::int AS calls, count(*) FILTER (WHERE s.outcome = 'sent')::int AS sent
          FROM simulated_pushes s
          LEFT JOIN jobs j ON j.kind = 'send_notification' AND s.collapse_id = 'nudge:' || j.idempotency_key
         GROUP BY 1, 2, 3`,
-    );
-    expect(sends.filter((s) => s.job_id === null)).toEqual([]);
-    const keys = new Map(
-      (await pool.query<{ id: string; key: string }>(`SELECT id::text, idempotency_key AS key FROM jobs WHERE kind = 'send_notification'`)).rows.map((r) => [r.id, r.key]),
-    );
-    for (const s of sends) expect(s.collapse_id).toBe(collapseIdFor(keys.get(s.job_id)!));
-    const { rows: foreign } = await pool.query(
-      `SELECT s.push_token, s.collapse_id FROM simulated_pushes s JOIN jobs j ON s.collapse_id = 'nudge:' || j.idempotency_key
+      );
+      expect(sends.filter((s) => s.job_id === null)).toEqual([]);
+      const keys = new Map(
+        (
+          await pool.query<{ id: string; key: string }>(
+            `SELECT id::text, idempotency_key AS key FROM jobs WHERE kind = 'send_notification'`,
+          )
+        ).rows.map((r) => [r.id, r.key]),
+      );
+      for (const s of sends) expect(s.collapse_id).toBe(collapseIdFor(keys.get(s.job_id)!));
+      const { rows: foreign } = await pool.query(
+        `SELECT s.push_token, s.collapse_id FROM simulated_pushes s JOIN jobs j ON s.collapse_id = 'nudge:' || j.idempotency_key
         WHERE NOT EXISTS (SELECT 1 FROM devices d WHERE d.push_token = s.push_token AND d.user_id = j.payload->>'userId') LIMIT 5`,
-    );
-    expect(foreign).toEqual([]);
-    const healthySends = sends.filter((s) => !/^sim-(500|429)-/.test(s.push_token));
-    const histogram = (values: number[]) => values.reduce<Record<number, number>>((h, v) => ((h[v] = (h[v] ?? 0) + 1), h), {});
-    const report = {
-      notifications: N,
-      users: USERS,
-      failingUsers: failingUsers.size,
-      elapsedMs,
-      kills,
-      jobsRunningAtKills: killedMidJob,
-      jobs: Object.fromEntries(['succeeded', 'dead'].map((status) => [status, outcomes.filter((r) => r.status === status).reduce((a, r) => a + r.n, 0)])),
-      leaseExpiredRuns: (await pool.query<{ n: number }>(`SELECT count(*)::int AS n FROM job_runs WHERE outcome = 'lease_expired'`)).rows[0]!.n,
-      providerCallsPerJobAndHealthyDevice: histogram(healthySends.map((s) => s.calls)),
-      providerCallsPerJobAndFailingDevice: histogram(sends.filter((s) => /^sim-(500|429)-/.test(s.push_token)).map((s) => s.calls)),
-    };
-    console.log(`crash soak: ${JSON.stringify(report)}`);
-    // Kills really happened while work was in flight, and their jobs came back through the reaper.
-    expect(kills).toBeGreaterThanOrEqual(Math.min(3, Math.floor(elapsedMs / KILL_EVERY_MS)));
-    expect(killedMidJob).toBeGreaterThan(0);
-    expect(report.leaseExpiredRuns).toBeGreaterThan(0);
-    // Push tokens never reach the workers' logs, whatever happened.
-    for (const worker of [...retired, ...workers]) expect(worker.output()).not.toMatch(/sim-(ok|500|429|slow)-u\d+/);
-  }, 120_000 + N * 200);
+      );
+      expect(foreign).toEqual([]);
+      const healthySends = sends.filter((s) => !/^sim-(500|429)-/.test(s.push_token));
+      const histogram = (values: number[]) => values.reduce<Record<number, number>>((h, v) => ((h[v] = (h[v] ?? 0) + 1), h), {});
+      const report = {
+        notifications: N,
+        users: USERS,
+        failingUsers: failingUsers.size,
+        elapsedMs,
+        kills,
+        jobsRunningAtKills: killedMidJob,
+        jobs: Object.fromEntries(
+          ['succeeded', 'dead'].map((status) => [status, outcomes.filter((r) => r.status === status).reduce((a, r) => a + r.n, 0)]),
+        ),
+        leaseExpiredRuns: (await pool.query<{ n: number }>(`SELECT count(*)::int AS n FROM job_runs WHERE outcome = 'lease_expired'`))
+          .rows[0]!.n,
+        providerCallsPerJobAndHealthyDevice: histogram(healthySends.map((s) => s.calls)),
+        providerCallsPerJobAndFailingDevice: histogram(sends.filter((s) => /^sim-(500|429)-/.test(s.push_token)).map((s) => s.calls)),
+      };
+      console.log(`crash soak: ${JSON.stringify(report)}`);
+      // Kills really happened while work was in flight, and their jobs came back through the reaper.
+      expect(kills).toBeGreaterThanOrEqual(Math.min(3, Math.floor(elapsedMs / KILL_EVERY_MS)));
+      expect(killedMidJob).toBeGreaterThan(0);
+      expect(report.leaseExpiredRuns).toBeGreaterThan(0);
+      // Push tokens never reach the workers' logs, whatever happened.
+      for (const worker of [...retired, ...workers]) expect(worker.output()).not.toMatch(/sim-(ok|500|429|slow)-u\d+/);
+    },
+    120_000 + N * 200,
+  );
 });

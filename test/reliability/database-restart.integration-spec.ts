@@ -53,7 +53,13 @@ describe('database restart', () => {
 
   it('API and workers ride out a PostgreSQL restart: nothing acknowledged is lost, health reports it, no 500', async () => {
     const apiPort = await freePort();
-    const common = { DATABASE_URL: url, SKIP_MIGRATIONS: '1', AUTH_JWT_SECRET: SECRET, RATE_LIMIT_PER_MINUTE: '0', RATE_LIMIT_PER_IP_PER_MINUTE: '0' };
+    const common = {
+      DATABASE_URL: url,
+      SKIP_MIGRATIONS: '1',
+      AUTH_JWT_SECRET: SECRET,
+      RATE_LIMIT_PER_MINUTE: '0',
+      RATE_LIMIT_PER_IP_PER_MINUTE: '0',
+    };
     const api = startApp(API_MAIN, { ...common, ROLE: 'api', PORT: String(apiPort) });
     const workers = [1, 2].map(() => startApp(WORKER_MAIN, { ...common, JOB_LEASE_SECONDS: '5', WORKER_CONCURRENCY: '20' }));
     apps.push(api, ...workers);
@@ -73,7 +79,10 @@ describe('database restart', () => {
     for (const [i, token] of userTokens.entries()) {
       expect((await call('/v1/me', 'PUT', token, { timeZone: 'UTC' })).status).toBe(201);
       for (let d = 0; d <= i % 2; d++) {
-        expect((await call(`/v1/me/devices/d${d}`, 'PUT', token, { platform: d ? 'android' : 'ios', pushToken: `sim-restart-${i}-${d}` })).status).toBe(201);
+        expect(
+          (await call(`/v1/me/devices/d${d}`, 'PUT', token, { platform: d ? 'android' : 'ios', pushToken: `sim-restart-${i}-${d}` }))
+            .status,
+        ).toBe(201);
       }
     }
 
@@ -102,7 +111,11 @@ describe('database restart', () => {
       (async () => {
         for (let i = 0; running; i++) {
           try {
-            const res = await call('/v1/reminders', 'POST', userTokens[i % USERS]!, { title: `r${i}`, localTime: '23:59', recurrence: 'FREQ=DAILY' });
+            const res = await call('/v1/reminders', 'POST', userTokens[i % USERS]!, {
+              title: `r${i}`,
+              localTime: '23:59',
+              recurrence: 'FREQ=DAILY',
+            });
             count(res.status);
             if (res.status === 201) reminders.push(((await res.json()) as { id: string }).id);
             else await res.text();
@@ -143,7 +156,9 @@ describe('database restart', () => {
     await Promise.all(loops);
     const afterRestart = acked.size - duringOutage;
 
-    console.log(JSON.stringify({ statuses, health, acknowledged: acked.size, beforeStop, afterRestart, reminders: reminders.length, recoveredMs }));
+    console.log(
+      JSON.stringify({ statuses, health, acknowledged: acked.size, beforeStop, afterRestart, reminders: reminders.length, recoveredMs }),
+    );
     // The probe saw the outage and the recovery, in that order.
     expect(health[0]).toBe(200);
     expect(health).toContain(503);
@@ -164,7 +179,9 @@ describe('database restart', () => {
     const byKey = new Map(jobs.map((j) => [j.key, j.id]));
     const missing = [...acked].filter(([key, jobId]) => byKey.get(key) !== jobId);
     expect(missing).toEqual([]);
-    const { rows: found } = await pool.query<{ n: number }>(`SELECT count(*)::int AS n FROM reminders WHERE id = ANY($1::uuid[])`, [reminders]);
+    const { rows: found } = await pool.query<{ n: number }>(`SELECT count(*)::int AS n FROM reminders WHERE id = ANY($1::uuid[])`, [
+      reminders,
+    ]);
     expect(found[0]!.n).toBe(reminders.length);
     // Each acknowledged reminder has its pending occurrence job.
     const { rows: pending } = await pool.query<{ n: number }>(
@@ -177,10 +194,14 @@ describe('database restart', () => {
     // And the workers deliver all of it: every job succeeds, every device gets its push once.
     const deadline = Date.now() + 90_000;
     for (;;) {
-      const { rows } = await pool.query<{ n: number }>(`SELECT count(*)::int AS n FROM jobs WHERE kind = 'send_notification' AND status <> 'succeeded'`);
+      const { rows } = await pool.query<{ n: number }>(
+        `SELECT count(*)::int AS n FROM jobs WHERE kind = 'send_notification' AND status <> 'succeeded'`,
+      );
       if (rows[0]!.n === 0) break;
       if (Date.now() > deadline) {
-        const { rows: left } = await pool.query(`SELECT status, count(*)::int AS n, min(last_error) AS err FROM jobs WHERE kind = 'send_notification' AND status <> 'succeeded' GROUP BY 1`);
+        const { rows: left } = await pool.query(
+          `SELECT status, count(*)::int AS n, min(last_error) AS err FROM jobs WHERE kind = 'send_notification' AND status <> 'succeeded' GROUP BY 1`,
+        );
         throw new Error(`jobs not finished: ${JSON.stringify(left)}`);
       }
       await new Promise((r) => setTimeout(r, 250));
@@ -199,14 +220,21 @@ describe('database restart', () => {
     // The workers' LISTEN connections came back on their own.
     const listenDeadline = Date.now() + 15_000;
     for (;;) {
-      const { rows } = await pool.query<{ n: number }>(`SELECT count(*)::int AS n FROM pg_stat_activity WHERE application_name = 'queue-listener' AND datname = 'nudge_restart'`);
+      const { rows } = await pool.query<{ n: number }>(
+        `SELECT count(*)::int AS n FROM pg_stat_activity WHERE application_name = 'queue-listener' AND datname = 'nudge_restart'`,
+      );
       if (rows[0]!.n === workers.length) break;
       if (Date.now() > listenDeadline) throw new Error(`${rows[0]!.n} of ${workers.length} listeners reconnected`);
       await new Promise((r) => setTimeout(r, 200));
     }
     // No crash, no stack trace: only the expected outage warnings and errors.
     for (const app of apps) {
-      const unexpected = errorLines(app.output()).filter((line) => !/ECONNREFUSED|terminat|connection|Connection|shutting down|starting up|claim failed|could not|failed|57P0|database unavailable/.test(line));
+      const unexpected = errorLines(app.output()).filter(
+        (line) =>
+          !/ECONNREFUSED|terminat|connection|Connection|shutting down|starting up|claim failed|could not|failed|57P0|database unavailable/.test(
+            line,
+          ),
+      );
       expect(unexpected, unexpected.slice(0, 5).join('\n')).toEqual([]);
     }
   }, 240_000);

@@ -29,18 +29,37 @@ describe.each(SERVER_ZONES)('GET /occurrences with the server in TZ=%s', (server
     const port = await freePort();
     base = `http://127.0.0.1:${port}`;
     child = spawn(process.execPath, [resolve('dist/apps/api/src/main.js')], {
-      env: { ...process.env, TZ: serverZone, ROLE: 'api', PORT: String(port), DATABASE_URL: db.url, AUTH_JWT_SECRET: TEST_SECRET, SKIP_MIGRATIONS: '1', LOG_LEVEL: 'warn' },
+      env: {
+        ...process.env,
+        TZ: serverZone,
+        ROLE: 'api',
+        PORT: String(port),
+        DATABASE_URL: db.url,
+        AUTH_JWT_SECRET: TEST_SECRET,
+        SKIP_MIGRATIONS: '1',
+        LOG_LEVEL: 'warn',
+      },
       stdio: ['ignore', 'ignore', 'pipe'],
     });
     let stderr = '';
     child.stderr!.on('data', (chunk) => (stderr += chunk));
     for (let i = 0; i < 600; i++) {
       if (child.exitCode !== null) throw new Error(`the API exited: ${stderr}`);
-      if ((await fetch(`${base}/health/ready`).then((r) => r.status, () => 0)) === 200) break;
+      if (
+        (await fetch(`${base}/health/ready`).then(
+          (r) => r.status,
+          () => 0,
+        )) === 200
+      )
+        break;
       await new Promise((r) => setTimeout(r, 100));
     }
     token = await signToken(TEST_SECRET, { userId: 'tz-user' });
-    const put = await fetch(`${base}/v1/me`, { method: 'PUT', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body: JSON.stringify({ timeZone: 'UTC' }) });
+    const put = await fetch(`${base}/v1/me`, {
+      method: 'PUT',
+      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ timeZone: 'UTC' }),
+    });
     expect(put.status).toBe(201);
   }, 60_000);
   afterAll(async () => {
@@ -60,9 +79,16 @@ describe.each(SERVER_ZONES)('GET /occurrences with the server in TZ=%s', (server
       body: JSON.stringify({ title: 't', localTime, timeZone, recurrence, startDate }),
     }).then((r) => r.json() as Promise<{ id: string }>);
     const after = '2026-01-01T00:00:00.000Z';
-    const res = await fetch(`${base}/v1/reminders/${created.id}/occurrences?count=40&after=${after}`, { headers: { authorization: `Bearer ${token}` } });
+    const res = await fetch(`${base}/v1/reminders/${created.id}/occurrences?count=40&after=${after}`, {
+      headers: { authorization: `Bearer ${token}` },
+    });
     const body = (await res.json()) as { occurrences: unknown[] };
-    const expected = occurrences({ timeZone, localTime, recurrence, startDate }, new Date(after), 40).map((o) => ({ localDate: o.localDate, at: o.at.toISOString(), local: o.local, status: 'scheduled' }));
+    const expected = occurrences({ timeZone, localTime, recurrence, startDate }, new Date(after), 40).map((o) => ({
+      localDate: o.localDate,
+      at: o.at.toISOString(),
+      local: o.local,
+      status: 'scheduled',
+    }));
     expect(expected.length).toBe(40);
     expect(body.occurrences).toEqual(expected);
   });

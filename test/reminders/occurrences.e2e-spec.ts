@@ -34,7 +34,10 @@ describe('occurrences', () => {
   async function user(id: string, profile: Record<string, unknown>, device: Record<string, unknown> = {}) {
     const bearer = await api.token(id);
     expect((await api.request('PUT', '/v1/me', { token: bearer, body: profile })).status).toBe(201);
-    const res = await api.request('PUT', '/v1/me/devices/phone', { token: bearer, body: { platform: 'ios', pushToken: `sim-${id}`, ...device } });
+    const res = await api.request('PUT', '/v1/me/devices/phone', {
+      token: bearer,
+      body: { platform: 'ios', pushToken: `sim-${id}`, ...device },
+    });
     expect(res.status).toBe(201);
     return bearer;
   }
@@ -55,8 +58,8 @@ describe('occurrences', () => {
     ).rows;
 
   const pushes = async (token: string) =>
+    // created_at: the simulated provider records the injected clock.
     (
-      // created_at: the simulated provider records the injected clock.
       await db.pool.query<{ title: string; occurrence: string; collapse_id: string; created_at: Date }>(
         `SELECT title, data->>'occurrence' AS occurrence, collapse_id, created_at FROM simulated_pushes WHERE push_token = $1 ORDER BY id`,
         [token],
@@ -68,7 +71,9 @@ describe('occurrences', () => {
     api.clock.set(at);
     return eventually(async () => {
       const [row] = (await db.pool.query<JobRow>(`SELECT * FROM jobs WHERE id = $1`, [job.id])).rows;
-      return row && row.status !== 'running' && (row.status !== 'queued' || row.run_at.getTime() !== job.run_at.getTime()) ? row : undefined;
+      return row && row.status !== 'running' && (row.status !== 'queued' || row.run_at.getTime() !== job.run_at.getTime())
+        ? row
+        : undefined;
     }, `job ${job.id} to run`);
   }
 
@@ -120,7 +125,10 @@ describe('occurrences', () => {
     const reminder = await create(bearer, { title: 'Stretch', localTime: '09:00', recurrence: 'FREQ=DAILY' });
     await runNext(reminder.id); // 06-01 09:00 BST = 08:00Z
     api.clock.set('2027-06-01T13:00:00Z'); // landed: 09:00 in New York is still ahead
-    const moved = await api.request('PUT', '/v1/me/devices/phone', { token: bearer, body: { platform: 'ios', pushToken: 'sim-west', timeZone: 'America/New_York' } });
+    const moved = await api.request('PUT', '/v1/me/devices/phone', {
+      token: bearer,
+      body: { platform: 'ios', pushToken: 'sim-west', timeZone: 'America/New_York' },
+    });
     expect(moved.status).toBe(200);
     const [next] = await pending(reminder.id);
     expect([next!.payload.localDate, next!.run_at.toISOString()]).toEqual(['2027-06-02', '2027-06-02T13:00:00.000Z']);
@@ -134,7 +142,10 @@ describe('occurrences', () => {
     const reminder = await create(bearer, { title: 'Water', localTime: '09:00', recurrence: 'FREQ=DAILY' });
     // Lands in London at 10:00Z on 06-01: 09:00 London passed an hour ago, 09:00 New York is three hours ahead.
     api.clock.set('2027-06-01T10:00:00Z');
-    await api.request('PUT', '/v1/me/devices/phone', { token: bearer, body: { platform: 'ios', pushToken: 'sim-east', timeZone: 'Europe/London' } });
+    await api.request('PUT', '/v1/me/devices/phone', {
+      token: bearer,
+      body: { platform: 'ios', pushToken: 'sim-east', timeZone: 'Europe/London' },
+    });
     const [now] = await pending(reminder.id);
     expect([now!.payload.localDate, now!.run_at.toISOString()]).toEqual(['2027-06-01', '2027-06-01T10:00:00.000Z']);
     await runNext(reminder.id, 2);
@@ -194,12 +205,18 @@ describe('occurrences', () => {
     const bearer = await user('kolkata', { timeZone: 'asia/kolkata' });
     const reminder = await create(bearer, { title: 'Chai', localTime: '17:00', recurrence: 'FREQ=DAILY' });
     for (const spelling of ['Asia/Calcutta', 'Asia/Kolkata', 'ASIA/CALCUTTA']) {
-      const res = await api.request('PUT', '/v1/me/devices/phone', { token: bearer, body: { platform: 'ios', pushToken: 'sim-kolkata', timeZone: spelling } });
+      const res = await api.request('PUT', '/v1/me/devices/phone', {
+        token: bearer,
+        body: { platform: 'ios', pushToken: 'sim-kolkata', timeZone: spelling },
+      });
       expect(res.status).toBe(200);
       expect(res.body.timeZone).toBe('Asia/Kolkata');
     }
     expect((await api.request('GET', '/v1/me', { token: bearer })).body.timeZone).toBe('Asia/Kolkata');
-    expect((await api.request('GET', `/v1/reminders/${reminder.id}`, { token: bearer })).body).toMatchObject({ version: 1, timeZone: 'Asia/Kolkata' });
+    expect((await api.request('GET', `/v1/reminders/${reminder.id}`, { token: bearer })).body).toMatchObject({
+      version: 1,
+      timeZone: 'Asia/Kolkata',
+    });
   });
 
   it.each([
@@ -262,10 +279,16 @@ describe('occurrences', () => {
     it('snooze after delivery: delivered again once, at now + minutes, under the same collapse id', async () => {
       await runNext(reminderId); // 10-02 18:00 CEST
       api.clock.set('2027-10-02T16:05:00Z');
-      expect((await act('2027-10-02', 'snooze', { minutes: 10 })).body).toMatchObject({ status: 'snoozed', snoozedUntil: '2027-10-02T16:15:00.000Z' });
+      expect((await act('2027-10-02', 'snooze', { minutes: 10 })).body).toMatchObject({
+        status: 'snoozed',
+        snoozedUntil: '2027-10-02T16:15:00.000Z',
+      });
       // The same request again (a retried tap) replaces the first: still one re-delivery.
       api.clock.set('2027-10-02T16:06:00Z');
-      expect((await act('2027-10-02', 'snooze', { minutes: 10 })).body).toMatchObject({ status: 'snoozed', snoozedUntil: '2027-10-02T16:16:00.000Z' });
+      expect((await act('2027-10-02', 'snooze', { minutes: 10 })).body).toMatchObject({
+        status: 'snoozed',
+        snoozedUntil: '2027-10-02T16:16:00.000Z',
+      });
       const snoozes = (await pending(reminderId)).filter((j) => j.payload.snooze);
       expect(snoozes).toHaveLength(1);
       await runAt(snoozes[0]!, '2027-10-02T16:16:00Z');

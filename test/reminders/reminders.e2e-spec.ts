@@ -34,7 +34,9 @@ describe('reminders end to end', () => {
   async function user(id: string, profile: Record<string, unknown>, token = `sim-${id}-token-0001`) {
     const bearer = await api.token(id);
     expect((await api.request('PUT', '/v1/me', { token: bearer, body: profile })).status).toBe(201);
-    expect((await api.request('PUT', '/v1/me/devices/phone', { token: bearer, body: { platform: 'ios', pushToken: token } })).status).toBe(201);
+    expect((await api.request('PUT', '/v1/me/devices/phone', { token: bearer, body: { platform: 'ios', pushToken: token } })).status).toBe(
+      201,
+    );
     return bearer;
   }
 
@@ -58,7 +60,9 @@ describe('reminders end to end', () => {
     api.clock.set(at);
     return eventually(async () => {
       const [row] = (await db.pool.query<JobView>(`SELECT * FROM jobs WHERE id = $1`, [job.id])).rows;
-      return row && row.status !== 'running' && (row.status !== 'queued' || row.run_at.getTime() !== job.run_at.getTime()) ? row : undefined;
+      return row && row.status !== 'running' && (row.status !== 'queued' || row.run_at.getTime() !== job.run_at.getTime())
+        ? row
+        : undefined;
     }, `job ${job.id} to run`);
   }
 
@@ -105,13 +109,23 @@ describe('reminders end to end', () => {
   it('after an edit, only the new version delivers; after a delete, nothing does', async () => {
     api.clock.set('2027-05-03T12:00:00Z');
     const bearer = await user('editor', { timeZone: 'Europe/Berlin' }, 'sim-editor');
-    const created = await api.request('POST', '/v1/reminders', { token: bearer, body: { title: 'v1', localTime: '08:00', recurrence: 'FREQ=DAILY' } });
+    const created = await api.request('POST', '/v1/reminders', {
+      token: bearer,
+      body: { title: 'v1', localTime: '08:00', recurrence: 'FREQ=DAILY' },
+    });
     const [oldJob] = await queued(created.body.id);
     expect(oldJob!.run_at.toISOString()).toBe('2027-05-04T06:00:00.000Z');
 
-    const edited = await api.request('PATCH', `/v1/reminders/${created.body.id}`, { token: bearer, body: { title: 'v2', localTime: '09:15' } });
+    const edited = await api.request('PATCH', `/v1/reminders/${created.body.id}`, {
+      token: bearer,
+      body: { title: 'v2', localTime: '09:15' },
+    });
     expect(edited.status).toBe(200);
-    expect(edited.body).toMatchObject({ version: 2, title: 'v2', nextOccurrence: { at: '2027-05-04T07:15:00.000Z', local: '2027-05-04T09:15:00.000+02:00' } });
+    expect(edited.body).toMatchObject({
+      version: 2,
+      title: 'v2',
+      nextOccurrence: { at: '2027-05-04T07:15:00.000Z', local: '2027-05-04T09:15:00.000+02:00' },
+    });
     const jobs = await jobsOf(created.body.id);
     expect(jobs.find((j) => j.id === oldJob!.id)!.status).toBe('cancelled');
     const [newJob] = await queued(created.body.id);
@@ -135,14 +149,28 @@ describe('reminders end to end', () => {
   it('moves reminders that follow the user when a device reports a new zone (travel), but not pinned ones', async () => {
     api.clock.set('2027-06-01T12:00:00Z');
     const bearer = await user('traveller', { timeZone: 'America/New_York' }, 'sim-traveller');
-    const follows = await api.request('POST', '/v1/reminders', { token: bearer, body: { title: 'follows', localTime: '08:00', recurrence: 'FREQ=DAILY' } });
-    const pinned = await api.request('POST', '/v1/reminders', { token: bearer, body: { title: 'pinned', localTime: '08:00', timeZone: 'America/New_York', recurrence: 'FREQ=DAILY' } });
+    const follows = await api.request('POST', '/v1/reminders', {
+      token: bearer,
+      body: { title: 'follows', localTime: '08:00', recurrence: 'FREQ=DAILY' },
+    });
+    const pinned = await api.request('POST', '/v1/reminders', {
+      token: bearer,
+      body: { title: 'pinned', localTime: '08:00', timeZone: 'America/New_York', recurrence: 'FREQ=DAILY' },
+    });
     expect(follows.body.nextOccurrence.at).toBe('2027-06-02T12:00:00.000Z');
 
-    const moved = await api.request('PUT', '/v1/me/devices/phone', { token: bearer, body: { platform: 'ios', pushToken: 'sim-traveller', timeZone: 'Europe/London' } });
+    const moved = await api.request('PUT', '/v1/me/devices/phone', {
+      token: bearer,
+      body: { platform: 'ios', pushToken: 'sim-traveller', timeZone: 'Europe/London' },
+    });
     expect(moved.status).toBe(200);
     const after = await api.request('GET', `/v1/reminders/${follows.body.id}`, { token: bearer });
-    expect(after.body).toMatchObject({ version: 2, timeZone: 'Europe/London', followsUserTimeZone: true, nextOccurrence: { at: '2027-06-02T07:00:00.000Z' } });
+    expect(after.body).toMatchObject({
+      version: 2,
+      timeZone: 'Europe/London',
+      followsUserTimeZone: true,
+      nextOccurrence: { at: '2027-06-02T07:00:00.000Z' },
+    });
     expect((await queued(follows.body.id)).map((j) => j.run_at.toISOString())).toEqual(['2027-06-02T07:00:00.000Z']);
     const stay = await api.request('GET', `/v1/reminders/${pinned.body.id}`, { token: bearer });
     expect(stay.body).toMatchObject({ version: 1, timeZone: 'America/New_York', nextOccurrence: { at: '2027-06-02T12:00:00.000Z' } });
@@ -151,7 +179,10 @@ describe('reminders end to end', () => {
   it('waits out quiet hours, then delivers once without using an attempt', async () => {
     api.clock.set('2027-07-01T12:00:00Z');
     const bearer = await user('sleeper', { timeZone: 'Europe/Paris' }, 'sim-sleeper');
-    const created = await api.request('POST', '/v1/reminders', { token: bearer, body: { title: 'early', localTime: '06:00', recurrence: 'FREQ=DAILY' } });
+    const created = await api.request('POST', '/v1/reminders', {
+      token: bearer,
+      body: { title: 'early', localTime: '06:00', recurrence: 'FREQ=DAILY' },
+    });
     const [job] = await queued(created.body.id);
     expect(job!.run_at.toISOString()).toBe('2027-07-02T04:00:00.000Z');
     // Quiet hours that the plan did not see (written behind the API's back): checked again when the job runs.
@@ -176,7 +207,10 @@ describe('reminders end to end', () => {
   it('after a 10-hour worker outage sends no burst: stale occurrences are skipped and the chain continues', async () => {
     api.clock.set('2027-08-01T12:00:00Z');
     const bearer = await user('outage', { timeZone: 'UTC' }, 'sim-outage');
-    const created = await api.request('POST', '/v1/reminders', { token: bearer, body: { title: 'daily', localTime: '08:00', recurrence: 'FREQ=DAILY' } });
+    const created = await api.request('POST', '/v1/reminders', {
+      token: bearer,
+      body: { title: 'daily', localTime: '08:00', recurrence: 'FREQ=DAILY' },
+    });
     const [job] = await queued(created.body.id);
     const done = await runJobAt(job!, '2027-08-02T18:00:00Z');
     expect(done.status).toBe('succeeded');
@@ -189,8 +223,14 @@ describe('reminders end to end', () => {
   it('the sweep re-enqueues an enabled reminder whose chain broke, and counts it', async () => {
     api.clock.set('2027-08-10T12:00:00Z');
     const bearer = await user('broken', { timeZone: 'Europe/Madrid' }, 'sim-broken');
-    const created = await api.request('POST', '/v1/reminders', { token: bearer, body: { title: 'chain', localTime: '10:00', recurrence: 'FREQ=DAILY' } });
-    const disabled = await api.request('POST', '/v1/reminders', { token: bearer, body: { title: 'off', localTime: '10:00', recurrence: 'FREQ=DAILY', enabled: false } });
+    const created = await api.request('POST', '/v1/reminders', {
+      token: bearer,
+      body: { title: 'chain', localTime: '10:00', recurrence: 'FREQ=DAILY' },
+    });
+    const disabled = await api.request('POST', '/v1/reminders', {
+      token: bearer,
+      body: { title: 'off', localTime: '10:00', recurrence: 'FREQ=DAILY', enabled: false },
+    });
     const [job] = await queued(created.body.id);
     // An operator cancels the pending job by mistake: the chain is broken.
     await db.pool.query(`UPDATE jobs SET status = 'cancelled' WHERE id = $1`, [job!.id]);
@@ -237,7 +277,13 @@ describe('reminders end to end', () => {
 
     const other = await user('other', { timeZone: 'Europe/London' });
     const id = page1.body.items[0].id;
-    for (const [method, path] of [['GET', `/v1/reminders/${id}`], ['PATCH', `/v1/reminders/${id}`], ['DELETE', `/v1/reminders/${id}`], ['GET', `/v1/reminders/${id}/occurrences`], ['GET', `/v1/reminders/${id}/deliveries`]] as const) {
+    for (const [method, path] of [
+      ['GET', `/v1/reminders/${id}`],
+      ['PATCH', `/v1/reminders/${id}`],
+      ['DELETE', `/v1/reminders/${id}`],
+      ['GET', `/v1/reminders/${id}/occurrences`],
+      ['GET', `/v1/reminders/${id}/deliveries`],
+    ] as const) {
       const res = await api.request(method, path, { token: other, body: method === 'PATCH' ? { title: 'mine' } : undefined });
       expect(res.status, `${method} ${path}`).toBe(404);
     }
@@ -249,9 +295,17 @@ describe('reminders end to end', () => {
     const bearer = await api.token('lister');
     const created = await api.request('POST', '/v1/reminders', {
       token: bearer,
-      body: { title: 'monthly', localTime: '07:45', timeZone: 'America/Chicago', recurrence: 'FREQ=MONTHLY;BYDAY=MO;BYSETPOS=1;COUNT=3', startDate: '2027-01-01' },
+      body: {
+        title: 'monthly',
+        localTime: '07:45',
+        timeZone: 'America/Chicago',
+        recurrence: 'FREQ=MONTHLY;BYDAY=MO;BYSETPOS=1;COUNT=3',
+        startDate: '2027-01-01',
+      },
     });
-    const res = await api.request('GET', `/v1/reminders/${created.body.id}/occurrences?count=5&after=2026-12-31T00:00:00Z`, { token: bearer });
+    const res = await api.request('GET', `/v1/reminders/${created.body.id}/occurrences?count=5&after=2026-12-31T00:00:00Z`, {
+      token: bearer,
+    });
     expect(res.status).toBe(200);
     expect(res.body.occurrences).toEqual([
       { localDate: '2027-01-04', at: '2027-01-04T13:45:00.000Z', local: '2027-01-04T07:45:00.000-06:00', status: 'scheduled' },
@@ -274,7 +328,9 @@ describe('reminders end to end', () => {
     ['enabled', { enabled: 'yes' }],
   ])('refuses a bad %s with a 400 naming it, and writes nothing', async (field, change) => {
     const bearer = await api.token('lister');
-    const before = (await db.pool.query(`SELECT (SELECT count(*) FROM reminders) + (SELECT count(*) FROM jobs WHERE kind = 'send_reminder') AS n`)).rows[0].n;
+    const before = (
+      await db.pool.query(`SELECT (SELECT count(*) FROM reminders) + (SELECT count(*) FROM jobs WHERE kind = 'send_reminder') AS n`)
+    ).rows[0].n;
     const res = await api.request('POST', '/v1/reminders', {
       token: bearer,
       body: { title: 'ok', localTime: '08:00', recurrence: 'FREQ=DAILY', ...change },
@@ -282,7 +338,9 @@ describe('reminders end to end', () => {
     expect(res.status).toBe(400);
     expect(res.headers.get('content-type')).toMatch(/problem\+json/);
     expect(res.body.errors.map((e: { path: string }) => e.path)).toContain(field);
-    const after = (await db.pool.query(`SELECT (SELECT count(*) FROM reminders) + (SELECT count(*) FROM jobs WHERE kind = 'send_reminder') AS n`)).rows[0].n;
+    const after = (
+      await db.pool.query(`SELECT (SELECT count(*) FROM reminders) + (SELECT count(*) FROM jobs WHERE kind = 'send_reminder') AS n`)
+    ).rows[0].n;
     expect(after).toBe(before);
   });
 });

@@ -34,7 +34,18 @@ const INJECTION = [
 // Strings that each parser must refuse (or accept) without falling over.
 const TIME_ISH = ['24:00', '23:60', '-01:00', '8:00', '08:00:00', '08:00\n', '０８:００', '99:99'];
 const DATE_ISH = ['9999-12-31', '0000-01-01', '2026-02-30', '2026-13-01', '+275760-09-13', '1969-12-31', '2026-1-1', '20260101'];
-const ZONE_ISH = ['EST', '-06:00', 'UTC+5', 'Etc/GMT+14', 'America/New_York\u0000', 'Europe/../../etc', 'utc', 'Mars/Olympus', 'America/Ciudad_Juarez', 'posix/Europe/Paris'];
+const ZONE_ISH = [
+  'EST',
+  '-06:00',
+  'UTC+5',
+  'Etc/GMT+14',
+  'America/New_York\u0000',
+  'Europe/../../etc',
+  'utc',
+  'Mars/Olympus',
+  'America/Ciudad_Juarez',
+  'posix/Europe/Paris',
+];
 const RULE_ISH = [
   'FREQ=DAILY;COUNT=999999999',
   'FREQ=SECONDLY',
@@ -89,10 +100,15 @@ function nested(depth: number): unknown {
 /** A body built field by field, each field either a good value, a bad one, or absent; sometimes an extra field. */
 function bodyOf(fields: Record<string, fc.Arbitrary<unknown>>): fc.Arbitrary<Record<string, unknown>> {
   const entries = Object.entries(fields).map(([key, good]) =>
-    fc.oneof({ weight: 3, arbitrary: good }, { weight: 2, arbitrary: evilValue }, { weight: 1, arbitrary: fc.constant(ABSENT) }).map((v) => [key, v] as const),
+    fc
+      .oneof({ weight: 3, arbitrary: good }, { weight: 2, arbitrary: evilValue }, { weight: 1, arbitrary: fc.constant(ABSENT) })
+      .map((v) => [key, v] as const),
   );
   return fc
-    .tuple(fc.tuple(...entries), fc.option(fc.tuple(fc.constantFrom('__proto__', 'constructor', 'extra', 'userId', 'id', 'version'), evilValue), { freq: 4 }))
+    .tuple(
+      fc.tuple(...entries),
+      fc.option(fc.tuple(fc.constantFrom('__proto__', 'constructor', 'extra', 'userId', 'id', 'version'), evilValue), { freq: 4 }),
+    )
     .map(([pairs, extra]) => {
       const body: Record<string, unknown> = {};
       for (const [key, value] of pairs) if (value !== ABSENT) body[key] = value;
@@ -106,14 +122,27 @@ const ABSENT = Symbol('absent');
 const pathSegment = fc.oneof(
   fc.uuid(),
   evilString,
-  fc.constantFrom('0', '-1', '9999999999999999999', '9223372036854775807', '9223372036854775808', '1e3', '0x10', '00000000-0000-0000-0000-000000000000', '%2e%2e', '..'),
+  fc.constantFrom(
+    '0',
+    '-1',
+    '9999999999999999999',
+    '9223372036854775807',
+    '9223372036854775808',
+    '1e3',
+    '0x10',
+    '00000000-0000-0000-0000-000000000000',
+    '%2e%2e',
+    '..',
+  ),
   // Sent as they are, not percent-encoded: broken escapes and invalid UTF-8.
   fc.constantFrom('%', '%ff', '%E0%A4%A', '%00', '%C0%AF', 'a%2Fb').map((raw) => `RAW:${raw}`),
 );
 
 /** A path segment as a client would send it; `RAW:` ones go out untouched. */
 function segment(value: string): string {
-  return value.startsWith('RAW:') ? value.slice(4) : encodeURIComponent(value.replace(/[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/g, '\ufffd'));
+  return value.startsWith('RAW:')
+    ? value.slice(4)
+    : encodeURIComponent(value.replace(/[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/g, '\ufffd'));
 }
 
 describe('bad input', () => {
@@ -131,8 +160,14 @@ describe('bad input', () => {
     alice = await api.token('alice');
     ops = await api.token('operator', ['ops']);
     expect((await api.request('PUT', '/v1/me', { token: alice, body: { timeZone: 'Europe/Berlin' } })).status).toBe(201);
-    expect((await api.request('PUT', '/v1/me/devices/phone-1', { token: alice, body: { platform: 'ios', pushToken: 'sim-alice-phone' } })).status).toBe(201);
-    const created = await api.request('POST', '/v1/reminders', { token: alice, body: { title: 'Stretch', localTime: '08:00', recurrence: 'FREQ=DAILY' } });
+    expect(
+      (await api.request('PUT', '/v1/me/devices/phone-1', { token: alice, body: { platform: 'ios', pushToken: 'sim-alice-phone' } }))
+        .status,
+    ).toBe(201);
+    const created = await api.request('POST', '/v1/reminders', {
+      token: alice,
+      body: { title: 'Stretch', localTime: '08:00', recurrence: 'FREQ=DAILY' },
+    });
     expect(created.status).toBe(201);
     reminderId = created.body.id;
     const { rows } = await db.pool.query<{ id: string }>(`SELECT id FROM jobs ORDER BY id LIMIT 1`);
@@ -177,18 +212,28 @@ describe('bad input', () => {
   // Random seeds where a person runs the suite (they explore: a failure prints its seed, FUZZ_SEED replays
   // it); a fixed seed in CI, so the gate is deterministic. FUZZ_RUNS=2000 for a long exploration.
   const seed = process.env.FUZZ_SEED ? Number(process.env.FUZZ_SEED) : process.env.CI ? 20261202 : undefined;
-  const runs = (n: number) => ({ numRuns: Number(process.env.FUZZ_RUNS ?? n), endOnFailure: true, ...(seed !== undefined ? { seed } : {}) });
+  const runs = (n: number) => ({
+    numRuns: Number(process.env.FUZZ_RUNS ?? n),
+    endOnFailure: true,
+    ...(seed !== undefined ? { seed } : {}),
+  });
 
   // fc.assert's report quotes whole counterexamples (70 KB strings); this one is cut to size.
   async function holds<Ts extends [unknown, ...unknown[]]>(property: fc.IAsyncProperty<Ts>, params: fc.Parameters<Ts>): Promise<void> {
     const details = await fc.check(property, params);
     if (!details.failed) return;
     const cut = (text: string) => (text.length > 1500 ? `${text.slice(0, 1500)}… (${text.length} chars)` : text);
-    throw new Error(`property failed (seed ${details.seed}, path ${details.counterexamplePath}):\n${cut(String(details.errorInstance))}\ncounterexample: ${cut(fc.stringify(details.counterexample))}`);
+    throw new Error(
+      `property failed (seed ${details.seed}, path ${details.counterexamplePath}):\n${cut(String(details.errorInstance))}\ncounterexample: ${cut(fc.stringify(details.counterexample))}`,
+    );
   }
 
   it('profile: PUT and PATCH /v1/me with any body', async () => {
-    const quietHours = fc.oneof(fc.constant(null), fc.record({ start: fc.constantFrom('22:00', ...TIME_ISH), end: fc.constantFrom('07:00', ...TIME_ISH) }), evilValue);
+    const quietHours = fc.oneof(
+      fc.constant(null),
+      fc.record({ start: fc.constantFrom('22:00', ...TIME_ISH), end: fc.constantFrom('07:00', ...TIME_ISH) }),
+      evilValue,
+    );
     const profile = bodyOf({
       timeZone: fc.constantFrom('Europe/Berlin', 'America/Chicago', ...ZONE_ISH),
       locale: fc.constantFrom('en-US', 'pt-PT', null, 'x-klingon', 'en_US', ''),
@@ -266,25 +311,56 @@ describe('bad input', () => {
     });
     const query = fc.dictionary(
       fc.constantFrom('limit', 'cursor', 'count', 'after', 'x'),
-      fc.oneof(fc.constantFrom('1', '100', '101', '0', '-1', '1e3', 'NaN', 'Infinity', '9999999999999999999999', '2026-03-01T00:00:00Z', '9999-12-31T23:59:59Z', '0000-01-01T00:00:00Z', '2026-02-30T00:00:00Z', '275760-09-13T00:00:00Z'), evilString, cursorLike()),
+      fc.oneof(
+        fc.constantFrom(
+          '1',
+          '100',
+          '101',
+          '0',
+          '-1',
+          '1e3',
+          'NaN',
+          'Infinity',
+          '9999999999999999999999',
+          '2026-03-01T00:00:00Z',
+          '9999-12-31T23:59:59Z',
+          '0000-01-01T00:00:00Z',
+          '2026-02-30T00:00:00Z',
+          '275760-09-13T00:00:00Z',
+        ),
+        evilString,
+        cursorLike(),
+      ),
       { maxKeys: 3 },
     );
     await holds(
-      fc.asyncProperty(ids, fc.constantFrom('get', 'patch', 'occurrences', 'deliveries', 'list', 'delete'), query, patch, async (raw, what, q, body) => {
-        const id = raw === 'REAL' ? reminderId : raw;
-        // Only a refused delete may run against the real reminder (it is needed further on).
-        if (what === 'delete' && id === reminderId) return;
-        const search = new URLSearchParams(q as Record<string, string>).toString();
-        const base = `/v1/reminders/${segment(id)}`;
-        switch (what) {
-          case 'get': return void (await check({ method: 'GET', path: base, token: alice }));
-          case 'delete': return void (await check({ method: 'DELETE', path: base, token: alice }));
-          case 'patch': return void (await check({ method: 'PATCH', path: base, token: alice, body }));
-          case 'occurrences': return void (await check({ method: 'GET', path: `${base}/occurrences?${search}`, token: alice }));
-          case 'deliveries': return void (await check({ method: 'GET', path: `${base}/deliveries`, token: alice }));
-          case 'list': return void (await check({ method: 'GET', path: `/v1/reminders?${search}`, token: alice }));
-        }
-      }),
+      fc.asyncProperty(
+        ids,
+        fc.constantFrom('get', 'patch', 'occurrences', 'deliveries', 'list', 'delete'),
+        query,
+        patch,
+        async (raw, what, q, body) => {
+          const id = raw === 'REAL' ? reminderId : raw;
+          // Only a refused delete may run against the real reminder (it is needed further on).
+          if (what === 'delete' && id === reminderId) return;
+          const search = new URLSearchParams(q as Record<string, string>).toString();
+          const base = `/v1/reminders/${segment(id)}`;
+          switch (what) {
+            case 'get':
+              return void (await check({ method: 'GET', path: base, token: alice }));
+            case 'delete':
+              return void (await check({ method: 'DELETE', path: base, token: alice }));
+            case 'patch':
+              return void (await check({ method: 'PATCH', path: base, token: alice, body }));
+            case 'occurrences':
+              return void (await check({ method: 'GET', path: `${base}/occurrences?${search}`, token: alice }));
+            case 'deliveries':
+              return void (await check({ method: 'GET', path: `${base}/deliveries`, token: alice }));
+            case 'list':
+              return void (await check({ method: 'GET', path: `/v1/reminders?${search}`, token: alice }));
+          }
+        },
+      ),
       runs(150),
     );
   });
@@ -301,7 +377,13 @@ describe('bad input', () => {
         // Cancelling the real job is a legitimate write; only refused ones are fuzzed.
         if (what === 'cancel' && id === jobId) return;
         const search = new URLSearchParams(q as Record<string, string>).toString();
-        const path = { list: `/v1/ops/jobs?${search}`, get: `/v1/ops/jobs/${segment(id)}`, retry: `/v1/ops/jobs/${segment(id)}/retry`, cancel: `/v1/ops/jobs/${segment(id)}/cancel`, queue: '/v1/ops/queue' }[what];
+        const path = {
+          list: `/v1/ops/jobs?${search}`,
+          get: `/v1/ops/jobs/${segment(id)}`,
+          retry: `/v1/ops/jobs/${segment(id)}/retry`,
+          cancel: `/v1/ops/jobs/${segment(id)}/cancel`,
+          queue: '/v1/ops/queue',
+        }[what];
         await check({ method: what === 'retry' || what === 'cancel' ? 'POST' : 'GET', path, token: ops });
       }),
       runs(150),
@@ -320,7 +402,11 @@ describe('bad input', () => {
     const cleanup = bodyOf({ inactiveDays: fc.constantFrom(1, 60, 365) });
     await holds(
       fc.asyncProperty(fc.boolean(), notification, cleanup, async (isNotification, n, c) => {
-        await check(isNotification ? { method: 'POST', path: '/v1/notifications', token: ops, body: n } : { method: 'POST', path: '/v1/ops/token-cleanup', token: ops, body: c });
+        await check(
+          isNotification
+            ? { method: 'POST', path: '/v1/notifications', token: ops, body: n }
+            : { method: 'POST', path: '/v1/ops/token-cleanup', token: ops, body: c },
+        );
       }),
       runs(150),
     );
@@ -328,7 +414,24 @@ describe('bad input', () => {
 
   it('raw bodies: malformed JSON, wrong content types, deep nesting, non-objects', async () => {
     const rawBodies = fc.oneof(
-      fc.constantFrom('{', '{"title":', '[]', '[1,2]', '"a string"', '42', 'null', 'true', '{"a":1}{"b":2}', '\u0000', '{"title":"\\ud800"}', '{"title":"\\u0000"}', "{'title':'x'}", '{"__proto__":{"isAdmin":true}}', '{"constructor":{"prototype":{"x":1}}}', ''),
+      fc.constantFrom(
+        '{',
+        '{"title":',
+        '[]',
+        '[1,2]',
+        '"a string"',
+        '42',
+        'null',
+        'true',
+        '{"a":1}{"b":2}',
+        '\u0000',
+        '{"title":"\\ud800"}',
+        '{"title":"\\u0000"}',
+        "{'title':'x'}",
+        '{"__proto__":{"isAdmin":true}}',
+        '{"constructor":{"prototype":{"x":1}}}',
+        '',
+      ),
       fc.string({ maxLength: 100 }),
       fc.integer({ min: 1000, max: 20_000 }).map((n) => '['.repeat(n) + ']'.repeat(n)),
       fc.integer({ min: 1000, max: 10_000 }).map((n) => '{"data":'.repeat(n) + '1' + '}'.repeat(n)),
@@ -347,14 +450,28 @@ describe('bad input', () => {
       '',
     );
     const targets = fc.constantFrom(
-      ['PUT', '/v1/me'], ['PATCH', '/v1/me'], ['PUT', '/v1/me/devices/phone-3'], ['POST', '/v1/reminders'], ['PATCH', 'REMINDER'], ['POST', '/v1/ops/jobs/1/retry'], ['POST', '/v1/notifications'], ['POST', '/v1/ops/token-cleanup'],
+      ['PUT', '/v1/me'],
+      ['PATCH', '/v1/me'],
+      ['PUT', '/v1/me/devices/phone-3'],
+      ['POST', '/v1/reminders'],
+      ['PATCH', 'REMINDER'],
+      ['POST', '/v1/ops/jobs/1/retry'],
+      ['POST', '/v1/notifications'],
+      ['POST', '/v1/ops/token-cleanup'],
     );
     await holds(
       fc.asyncProperty(targets, rawBodies, contentTypes, async ([method, path], rawBody, contentType) => {
         const token = path!.startsWith('/v1/ops') || path === '/v1/notifications' ? ops : alice;
-        const status = await check({ method: method!, path: path === 'REMINDER' ? `/v1/reminders/${reminderId}` : path!, token, rawBody, headers: { 'content-type': contentType } });
+        const status = await check({
+          method: method!,
+          path: path === 'REMINDER' ? `/v1/reminders/${reminderId}` : path!,
+          token,
+          rawBody,
+          headers: { 'content-type': contentType },
+        });
         // Anything that is not a JSON object can never be a valid body here (no body at all is an empty PATCH).
-        if (rawBody.trim() !== '' && !/^\s*\{/.test(rawBody) && !path!.startsWith('/v1/ops') && path !== '/v1/notifications') expect(status).toBeGreaterThanOrEqual(400);
+        if (rawBody.trim() !== '' && !/^\s*\{/.test(rawBody) && !path!.startsWith('/v1/ops') && path !== '/v1/notifications')
+          expect(status).toBeGreaterThanOrEqual(400);
       }),
       runs(150),
     );
@@ -374,7 +491,11 @@ describe('bad input', () => {
   });
 
   it('regression: a form body is a 415 and a 20 KB URL a 431, both problem+json', async () => {
-    const form = await api.request('PATCH', '/v1/me', { token: alice, rawBody: 'timeZone=UTC', headers: { 'content-type': 'application/x-www-form-urlencoded' } });
+    const form = await api.request('PATCH', '/v1/me', {
+      token: alice,
+      rawBody: 'timeZone=UTC',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    });
     expect([form.status, form.headers.get('content-type')]).toEqual([415, expect.stringMatching(/^application\/problem\+json/)]);
     const long = await api.request('GET', `/v1/reminders?cursor=${'x'.repeat(20_000)}`, { token: alice });
     expect([long.status, long.headers.get('content-type'), long.body.status]).toEqual([431, 'application/problem+json', 431]);

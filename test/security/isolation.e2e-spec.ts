@@ -31,10 +31,17 @@ describe('isolation and auth', () => {
     expect((await api.request('PUT', '/v1/me', { token: alice, body: { timeZone: 'UTC' } })).status).toBe(201);
     expect((await api.request('PUT', '/v1/me', { token: bob, body: { timeZone: 'UTC' } })).status).toBe(201);
     for (const [i, pushToken] of ALICE_TOKENS.entries()) {
-      expect((await api.request('PUT', `/v1/me/devices/alice-${i}`, { token: alice, body: { platform: 'ios', pushToken } })).status).toBe(201);
+      expect((await api.request('PUT', `/v1/me/devices/alice-${i}`, { token: alice, body: { platform: 'ios', pushToken } })).status).toBe(
+        201,
+      );
     }
-    expect((await api.request('PUT', '/v1/me/devices/bob-0', { token: bob, body: { platform: 'android', pushToken: 'sim-bob-phone' } })).status).toBe(201);
-    const created = await api.request('POST', '/v1/reminders', { token: alice, body: { title: 'Private', localTime: '12:30', recurrence: 'FREQ=DAILY' } });
+    expect(
+      (await api.request('PUT', '/v1/me/devices/bob-0', { token: bob, body: { platform: 'android', pushToken: 'sim-bob-phone' } })).status,
+    ).toBe(201);
+    const created = await api.request('POST', '/v1/reminders', {
+      token: alice,
+      body: { title: 'Private', localTime: '12:30', recurrence: 'FREQ=DAILY' },
+    });
     expect(created.status).toBe(201);
     reminderId = created.body.id;
     // Due in 30 minutes: run it, so that there is delivery history (and worker logs).
@@ -88,7 +95,8 @@ describe('isolation and auth', () => {
   it('refuses expired, wrongly signed, alg:none, other-algorithm, subject-less and malformed tokens with 401', async () => {
     const now = api.clock.now();
     const secret = encoder.encode(TEST_SECRET);
-    const sign = (claims: Record<string, unknown>, alg = 'HS256', key = secret) => new SignJWT(claims).setProtectedHeader({ alg }).sign(key);
+    const sign = (claims: Record<string, unknown>, alg = 'HS256', key = secret) =>
+      new SignJWT(claims).setProtectedHeader({ alg }).sign(key);
     const b64 = (value: object) => Buffer.from(JSON.stringify(value)).toString('base64url');
     const [header, payload, signature] = alice.split('.');
     const bad: Record<string, string> = {
@@ -107,7 +115,11 @@ describe('isolation and auth', () => {
       garbage: 'not-a-jwt',
     };
     for (const [what, token] of Object.entries(bad)) {
-      for (const [method, path] of [['GET', '/v1/me'], ['PUT', '/v1/me'], ['GET', '/v1/ops/queue']] as const) {
+      for (const [method, path] of [
+        ['GET', '/v1/me'],
+        ['PUT', '/v1/me'],
+        ['GET', '/v1/ops/queue'],
+      ] as const) {
         const res = await api.request(method, path, { token, body: method === 'PUT' ? { timeZone: 'UTC' } : undefined });
         expect(res.status, `${what}: ${method} ${path}`).toBe(401);
         expect(res.headers.get('content-type')).toMatch(/^application\/problem\+json/);
@@ -150,7 +162,9 @@ describe('isolation and auth', () => {
   });
 
   it('delivered only to the owner, with the collapse id of the reminder', async () => {
-    const { rows } = await db.pool.query<{ push_token: string; collapse_id: string }>(`SELECT push_token, collapse_id FROM simulated_pushes`);
+    const { rows } = await db.pool.query<{ push_token: string; collapse_id: string }>(
+      `SELECT push_token, collapse_id FROM simulated_pushes`,
+    );
     expect(rows.length).toBeGreaterThan(0);
     for (const row of rows) {
       expect(ALICE_TOKENS).toContain(row.push_token);

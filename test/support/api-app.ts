@@ -28,7 +28,11 @@ export interface TestApi {
   config: Config;
   logs: LogCapture;
   token(userId: string, scopes?: string[]): Promise<string>;
-  request(method: string, path: string, options?: { token?: string; body?: unknown; rawBody?: string; headers?: Record<string, string> }): Promise<{ status: number; headers: Headers; body: any }>;
+  request(
+    method: string,
+    path: string,
+    options?: { token?: string; body?: unknown; rawBody?: string; headers?: Record<string, string> },
+  ): Promise<{ status: number; headers: Headers; body: any }>;
   close(): Promise<void>;
 }
 
@@ -58,7 +62,17 @@ export async function startTestApi(options: {
   const registry = new Registry();
   const imports = [...(options.imports ?? [])];
   if (options.worker) {
-    imports.push(WorkerModule.forRoot({ config, logger, registry, clock, databaseUrl: options.databaseUrl, queue: options.worker, push: options.push }));
+    imports.push(
+      WorkerModule.forRoot({
+        config,
+        logger,
+        registry,
+        clock,
+        databaseUrl: options.databaseUrl,
+        queue: options.worker,
+        push: options.push,
+      }),
+    );
   }
   const app = await createApiApp({ config, logger, registry, clock: clock as Clock, databaseUrl: options.databaseUrl, imports });
   await app.listen(0, '127.0.0.1');

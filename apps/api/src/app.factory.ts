@@ -42,10 +42,13 @@ export async function createApiApp(options: ApiModuleOptions): Promise<NestExpre
 function answerClientErrorsAsProblems(app: NestExpressApplication): void {
   app.getHttpServer().on('clientError', (error: NodeJS.ErrnoException, socket: import('node:net').Socket) => {
     if (!socket.writable || error.code === 'ECONNRESET') return void socket.destroy();
-    const body = error.code === 'HPE_HEADER_OVERFLOW'
-      ? problem(431, 'The request line or headers are larger than the server accepts.')
-      : problem(400, 'The request is not valid HTTP.');
+    const body =
+      error.code === 'HPE_HEADER_OVERFLOW'
+        ? problem(431, 'The request line or headers are larger than the server accepts.')
+        : problem(400, 'The request is not valid HTTP.');
     const text = JSON.stringify(body);
-    socket.end(`HTTP/1.1 ${body.status} ${body.title}\r\nContent-Type: application/problem+json\r\nContent-Length: ${Buffer.byteLength(text)}\r\nConnection: close\r\n\r\n${text}`);
+    socket.end(
+      `HTTP/1.1 ${body.status} ${body.title}\r\nContent-Type: application/problem+json\r\nContent-Length: ${Buffer.byteLength(text)}\r\nConnection: close\r\n\r\n${text}`,
+    );
   });
 }

@@ -40,13 +40,16 @@ export class ApiModule {
     const registry = options.registry ?? new Registry();
     // With the worker in this process, its queue module owns the queue metrics;
     // an API-only process reads the same gauges for its own /metrics.
-    const queueMetrics = options.config.role === 'api'
-      ? [{
-          provide: QueueMetrics,
-          inject: [PG_POOL],
-          useFactory: (pool: pg.Pool) => new QueueMetrics({ registry, executor: pool, clock: options.clock, logger: options.logger }),
-        }]
-      : [];
+    const queueMetrics =
+      options.config.role === 'api'
+        ? [
+            {
+              provide: QueueMetrics,
+              inject: [PG_POOL],
+              useFactory: (pool: pg.Pool) => new QueueMetrics({ registry, executor: pool, clock: options.clock, logger: options.logger }),
+            },
+          ]
+        : [];
     const rateLimit = rateLimiting(options.config);
     return {
       module: ApiModule,
@@ -59,8 +62,17 @@ export class ApiModule {
         ...rateLimit.imports,
         ...(options.imports ?? []),
       ],
-      controllers: [HealthController, MetricsController, MeController, DevicesController, RemindersController, OpsController, OpsPageController,
-        NotificationsController, TokenCleanupController],
+      controllers: [
+        HealthController,
+        MetricsController,
+        MeController,
+        DevicesController,
+        RemindersController,
+        OpsController,
+        OpsPageController,
+        NotificationsController,
+        TokenCleanupController,
+      ],
       providers: [
         ...queueMetrics,
         QueueOpsService,

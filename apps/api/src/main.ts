@@ -34,6 +34,8 @@ await app.listen(config.port, '0.0.0.0');
 const url = `http://localhost:${config.port}`;
 logger.info({ url, role: config.role, embeddedDatabase: database.embedded }, `Nudge is listening on ${url}`);
 if (process.stdout.isTTY || database.embedded) {
-  console.log(`\n  Nudge API: ${url}   (docs: ${url}/docs, dashboard: ${url}/ops)\n` +
-    `  A token:   npm run token -- alice            (ops: npm run token -- admin --scope ops)\n`);
+  console.log(
+    `\n  Nudge API: ${url}   (docs: ${url}/docs, dashboard: ${url}/ops)\n` +
+      `  A token:   npm run token -- alice            (ops: npm run token -- admin --scope ops)\n`,
+  );
 }

@@ -66,13 +66,33 @@ export const VARIABLES: readonly VariableSpec[] = [
   { name: 'PORT', description: 'HTTP port of the API', default: '3000' },
   { name: 'ROLE', description: '`all` (API and worker in one process), `api` or `worker`', default: 'all' },
   { name: 'AUTH_JWT_SECRET', description: 'HS256 secret for bearer tokens (at least 32 characters)', sensitive: true },
-  { name: 'AUTH_JWKS_URL', description: "an identity provider's JWKS URL (https; http only on loopback): RS256 and ES256 tokens verified against its keys; unset: HS256 tokens only" },
+  {
+    name: 'AUTH_JWKS_URL',
+    description:
+      "an identity provider's JWKS URL (https; http only on loopback): RS256 and ES256 tokens verified against its keys; unset: HS256 tokens only",
+  },
   { name: 'AUTH_ISSUER', description: 'the `iss` that provider tokens must carry; required with AUTH_JWKS_URL' },
   { name: 'AUTH_AUDIENCE', description: 'the `aud` that provider tokens must carry; required with AUTH_JWKS_URL' },
-  { name: 'AUTH_USER_CLAIM', description: 'the claim of a provider token that holds the user id (at most 128 characters, no control characters)', default: 'sub' },
-  { name: 'AUTH_SCOPE_CLAIM', description: 'the claim of a provider token that lists its scopes (a space-separated string or an array); `ops` in it grants ops; unset: provider tokens never grant ops' },
-  { name: 'AUTH_JWKS_COOLDOWN_SECONDS', description: 'at most one JWKS fetch per this many seconds (an unknown `kid` refetches once the cooldown has passed)', default: '30' },
-  { name: 'WORKER_CONCURRENCY', description: 'jobs one worker process runs at once (a batch of reminders takes one slot per job)', default: '100' },
+  {
+    name: 'AUTH_USER_CLAIM',
+    description: 'the claim of a provider token that holds the user id (at most 128 characters, no control characters)',
+    default: 'sub',
+  },
+  {
+    name: 'AUTH_SCOPE_CLAIM',
+    description:
+      'the claim of a provider token that lists its scopes (a space-separated string or an array); `ops` in it grants ops; unset: provider tokens never grant ops',
+  },
+  {
+    name: 'AUTH_JWKS_COOLDOWN_SECONDS',
+    description: 'at most one JWKS fetch per this many seconds (an unknown `kid` refetches once the cooldown has passed)',
+    default: '30',
+  },
+  {
+    name: 'WORKER_CONCURRENCY',
+    description: 'jobs one worker process runs at once (a batch of reminders takes one slot per job)',
+    default: '100',
+  },
   { name: 'JOB_LEASE_SECONDS', description: 'how long a claimed job is held before the reaper returns it', default: '60' },
   { name: 'REMINDER_JITTER_SECONDS', description: 'spread of reminders due at the same minute (0 disables)', default: '0' },
   { name: 'JOB_RETENTION_DAYS', description: 'succeeded and cancelled jobs are pruned after this many days', default: '14' },
@@ -81,14 +101,22 @@ export const VARIABLES: readonly VariableSpec[] = [
   { name: 'LOG_LEVEL', description: 'pino level', default: 'info' },
   { name: 'WORKER_HEALTH_FILE', description: 'a file the worker touches every few seconds, for container healthchecks' },
   { name: 'WORKER_METRICS_PORT', description: 'a port on which a worker process serves /metrics (0: off)', default: '0' },
-  { name: 'RATE_LIMIT_PER_MINUTE', description: 'API requests per minute per user (token subject; ops tokens exempt); 0 disables', default: '600' },
+  {
+    name: 'RATE_LIMIT_PER_MINUTE',
+    description: 'API requests per minute per user (token subject; ops tokens exempt); 0 disables',
+    default: '600',
+  },
   { name: 'RATE_LIMIT_PER_IP_PER_MINUTE', description: 'API requests per minute per client IP; 0 disables', default: '6000' },
   { name: 'APNS_KEY_FILE', description: 'path of the APNs `.p8` token key; unset: simulated iOS pushes' },
   { name: 'APNS_KEY_ID', description: 'APNs key id' },
   { name: 'APNS_TEAM_ID', description: 'Apple team id' },
   { name: 'APNS_TOPIC', description: 'the app bundle id' },
   { name: 'APNS_PRODUCTION', description: '`true` for the production APNs endpoint', default: 'false' },
-  { name: 'FCM_SERVICE_ACCOUNT_FILE', description: 'path of the Firebase service-account JSON; unset: simulated Android pushes', sensitive: false },
+  {
+    name: 'FCM_SERVICE_ACCOUNT_FILE',
+    description: 'path of the Firebase service-account JSON; unset: simulated Android pushes',
+    sensitive: false,
+  },
 ];
 
 export const DEVELOPMENT_JWT_SECRET = 'nudge-development-secret-do-not-use-in-production';

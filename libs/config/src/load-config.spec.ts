@@ -41,7 +41,7 @@ describe('loadConfig', () => {
   });
 
   it('never echoes a sensitive value', () => {
-    const problems = problemsOf({ AUTH_JWT_SECRET: 'short-secret' , DATABASE_URL: 'mysql://user:hunter2@db/x' });
+    const problems = problemsOf({ AUTH_JWT_SECRET: 'short-secret', DATABASE_URL: 'mysql://user:hunter2@db/x' });
     expect(problems.join('\n')).not.toContain('short-secret');
     expect(problems.join('\n')).not.toContain('hunter2');
     expect(problems).toHaveLength(2);
@@ -53,13 +53,25 @@ describe('loadConfig', () => {
 
   it('reads an identity provider only with its issuer and audience, over https (http only on loopback)', () => {
     expect(loadConfig({}).authProvider).toBeUndefined();
-    const provider = { AUTH_JWKS_URL: 'https://example.supabase.co/auth/v1/.well-known/jwks.json', AUTH_ISSUER: 'https://example.supabase.co/auth/v1', AUTH_AUDIENCE: 'authenticated' };
-    expect(loadConfig(provider).authProvider).toMatchObject({ issuer: provider.AUTH_ISSUER, audience: 'authenticated', userClaim: 'sub', scopeClaim: undefined, jwksCooldownSeconds: 30 });
+    const provider = {
+      AUTH_JWKS_URL: 'https://example.supabase.co/auth/v1/.well-known/jwks.json',
+      AUTH_ISSUER: 'https://example.supabase.co/auth/v1',
+      AUTH_AUDIENCE: 'authenticated',
+    };
+    expect(loadConfig(provider).authProvider).toMatchObject({
+      issuer: provider.AUTH_ISSUER,
+      audience: 'authenticated',
+      userClaim: 'sub',
+      scopeClaim: undefined,
+      jwksCooldownSeconds: 30,
+    });
     expect(problemsOf({ AUTH_JWKS_URL: provider.AUTH_JWKS_URL })).toEqual([
       'AUTH_ISSUER is required when AUTH_JWKS_URL is set',
       'AUTH_AUDIENCE is required when AUTH_JWKS_URL is set',
     ]);
-    expect(problemsOf({ ...provider, AUTH_JWKS_URL: 'http://keys.example.com/jwks.json' })[0]).toMatch(/^AUTH_JWKS_URL must be an https:\/\/ URL/);
+    expect(problemsOf({ ...provider, AUTH_JWKS_URL: 'http://keys.example.com/jwks.json' })[0]).toMatch(
+      /^AUTH_JWKS_URL must be an https:\/\/ URL/,
+    );
     expect(problemsOf({ ...provider, AUTH_JWKS_URL: 'http://127.0.0.1:8080/jwks.json' })).toEqual([]);
     expect(problemsOf({ AUTH_ISSUER: 'https://issuer' })).toEqual(['AUTH_ISSUER is only used with AUTH_JWKS_URL, which is not set']);
   });

@@ -20,8 +20,7 @@ export function loadConfig(env: Env = process.env): Config {
     if (value !== undefined && value.trim() !== '') return value.trim();
     return VARIABLES.find((v) => v.name === name)?.default;
   };
-  const shown = (name: string, value: string) =>
-    VARIABLES.find((v) => v.name === name)?.sensitive ? '(hidden)' : JSON.stringify(value);
+  const shown = (name: string, value: string) => (VARIABLES.find((v) => v.name === name)?.sensitive ? '(hidden)' : JSON.stringify(value));
 
   const integer = (name: string, min: number, max: number): number => {
     const value = raw(name) ?? '';
@@ -67,7 +66,11 @@ export function loadConfig(env: Env = process.env): Config {
     production: flag('APNS_PRODUCTION'),
   };
   if (apns.keyFile !== undefined) {
-    for (const [name, value] of [['APNS_KEY_ID', apns.keyId], ['APNS_TEAM_ID', apns.teamId], ['APNS_TOPIC', apns.topic]] as const) {
+    for (const [name, value] of [
+      ['APNS_KEY_ID', apns.keyId],
+      ['APNS_TEAM_ID', apns.teamId],
+      ['APNS_TOPIC', apns.topic],
+    ] as const) {
       if (value === undefined) problems.push(`${name} is required when APNS_KEY_FILE is set`);
     }
   }

@@ -9,11 +9,33 @@ export const logContext = new AsyncLocalStorage<Record<string, unknown>>();
 // Paths pino blanks out wherever they appear. Push tokens, bearer tokens and
 // secrets never reach a log line, whatever object they arrive in.
 const REDACT_PATHS = [
-  'pushToken', '*.pushToken', '*.*.pushToken', 'push_token', '*.push_token', '*.*.push_token',
-  'token', '*.token', '*.*.token', 'authorization', '*.authorization', '*.*.authorization',
-  'headers.authorization', 'req.headers.authorization', 'secret', '*.secret', 'password', '*.password',
-  'authJwtSecret', '*.authJwtSecret', 'databaseUrl', '*.databaseUrl', 'privateKey', '*.privateKey',
-  '*.private_key', 'apiKey', '*.apiKey',
+  'pushToken',
+  '*.pushToken',
+  '*.*.pushToken',
+  'push_token',
+  '*.push_token',
+  '*.*.push_token',
+  'token',
+  '*.token',
+  '*.*.token',
+  'authorization',
+  '*.authorization',
+  '*.*.authorization',
+  'headers.authorization',
+  'req.headers.authorization',
+  'secret',
+  '*.secret',
+  'password',
+  '*.password',
+  'authJwtSecret',
+  '*.authJwtSecret',
+  'databaseUrl',
+  '*.databaseUrl',
+  'privateKey',
+  '*.privateKey',
+  '*.private_key',
+  'apiKey',
+  '*.apiKey',
 ];
 
 /**
@@ -23,7 +45,8 @@ const REDACT_PATHS = [
 export function createLogger(
   options: { level?: string; destination?: NodeJS.WritableStream; nodeEnv?: string; pretty?: boolean } = {},
 ): Logger {
-  const pretty = options.pretty ?? (options.destination === undefined && prettyByDefault(process.stdout, options.nodeEnv ?? process.env.NODE_ENV));
+  const pretty =
+    options.pretty ?? (options.destination === undefined && prettyByDefault(process.stdout, options.nodeEnv ?? process.env.NODE_ENV));
   const destination = pretty ? new PrettyLogStream(options.destination ?? process.stdout, !process.env.NO_COLOR) : options.destination;
   return pino(
     {

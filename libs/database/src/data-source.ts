@@ -8,10 +8,7 @@ type EntityTarget = Function | string | EntitySchema;
 // The one description of Nudge's database for TypeORM: Nest builds its
 // connection from it, and the migration CLI uses it as it is. Schema changes
 // happen only through migrations, never `synchronize`.
-export function dataSourceOptions(
-  url: string,
-  entities: MixedList<EntityTarget> = [],
-): DataSourceOptions {
+export function dataSourceOptions(url: string, entities: MixedList<EntityTarget> = []): DataSourceOptions {
   return {
     type: 'postgres',
     url,

@@ -179,7 +179,9 @@ export async function startEmbeddedPostgres(options: EmbeddedOptions): Promise<E
     const bin = binaryFolder();
     const changed = openPathsFor(ids, bin ? [bin, dirname(dataDir)] : [dirname(dataDir)]);
     if (changed.length > 0) {
-      options.onWarning?.(`opened ${changed.join(', ')} to the "${USER}" user (o+x: it may pass through, not list) so that the embedded PostgreSQL can run`);
+      options.onWarning?.(
+        `opened ${changed.join(', ')} to the "${USER}" user (o+x: it may pass through, not list) so that the embedded PostgreSQL can run`,
+      );
     }
     if (bin) assertRunnable(resolve(bin, initialised ? 'postgres' : 'initdb'), ids);
   }

@@ -72,11 +72,7 @@ class FcmAgent extends https.Agent {
         if (value !== undefined) capture.retryAfter = value;
       });
     }
-    (https.Agent.prototype as unknown as { addRequest(r: ClientRequest, o: unknown): void }).addRequest.call(
-      this,
-      request,
-      options,
-    );
+    (https.Agent.prototype as unknown as { addRequest(r: ClientRequest, o: unknown): void }).addRequest.call(this, request, options);
   }
 }
 
@@ -176,8 +172,7 @@ export class FcmPushProvider implements PushProvider {
 }
 
 function limitLibraryRetries(messaging: Messaging): void {
-  const handler = (messaging as unknown as { messagingRequestHandler?: { httpClient?: { retry?: unknown } } })
-    .messagingRequestHandler;
+  const handler = (messaging as unknown as { messagingRequestHandler?: { httpClient?: { retry?: unknown } } }).messagingRequestHandler;
   if (!handler?.httpClient) return;
   handler.httpClient.retry = {
     maxRetries: 1,

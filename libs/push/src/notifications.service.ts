@@ -62,7 +62,12 @@ export class NotificationsService {
         timeSensitive: input.timeSensitive ?? false,
       } satisfies SendNotificationPayload),
     ) as SendNotificationPayload;
-    assertPayloadFits({ title: payload.title, body: payload.body ?? undefined, data: payload.data ?? undefined, timeSensitive: payload.timeSensitive });
+    assertPayloadFits({
+      title: payload.title,
+      body: payload.body ?? undefined,
+      data: payload.data ?? undefined,
+      timeSensitive: payload.timeSensitive,
+    });
     const { job, created } = await enqueue(
       executor,
       { kind: SEND_NOTIFICATION, payload, idempotencyKey: `notification:${input.idempotencyKey}`, maxAttempts: MAX_ATTEMPTS },

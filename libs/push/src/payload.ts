@@ -92,9 +92,7 @@ function fcmPayloadBytes(content: PushContent): number {
 }
 
 export function payloadBytes(content: PushContent, platform: PushPlatform): number {
-  return platform === 'ios'
-    ? Buffer.byteLength(JSON.stringify(buildApnsPayload(content)), 'utf8')
-    : fcmPayloadBytes(content);
+  return platform === 'ios' ? Buffer.byteLength(JSON.stringify(buildApnsPayload(content)), 'utf8') : fcmPayloadBytes(content);
 }
 
 export type PayloadSizeCheck =

@@ -42,7 +42,9 @@ export function describePushProviders(credentials: PushCredentials): string {
   const ios =
     choice.ios === 'apns'
       ? `iOS via APNs (${credentials.apns?.production ? 'production' : 'sandbox'})`
-      : `iOS simulated (${APNS_SETTINGS.filter(([key]) => !credentials.apns?.[key]).map(([, name]) => name).join(', ')} not set)`;
+      : `iOS simulated (${APNS_SETTINGS.filter(([key]) => !credentials.apns?.[key])
+          .map(([, name]) => name)
+          .join(', ')} not set)`;
   const android = choice.android === 'fcm' ? 'Android via FCM' : 'Android simulated (FCM_SERVICE_ACCOUNT_FILE not set)';
   return `push: ${ios}; ${android}; simulated pushes are recorded in simulated_pushes`;
 }

@@ -65,8 +65,7 @@ export interface SkipRecord {
 // A permanent failure is kept as `failed` with this prefix, and not retried.
 const PERMANENT = 'permanent: ';
 
-const rowsOf = <T>(result: unknown): T[] =>
-  Array.isArray(result) ? (result as T[]) : ((result as { rows?: T[] })?.rows ?? []);
+const rowsOf = <T>(result: unknown): T[] => (Array.isArray(result) ? (result as T[]) : ((result as { rows?: T[] })?.rows ?? []));
 
 // One send this call makes: the request, the device and the summary it counts in.
 interface Send {
@@ -245,7 +244,14 @@ export class PushDelivery {
       `UPDATE push_deliveries pd SET status = o.status, error = o.error, provider_message_id = o.message_id, updated_at = $6
          FROM unnest($1::bigint[], $2::uuid[], $3::text[], $4::text[], $5::text[]) AS o(job_id, device_id, status, error, message_id)
         WHERE pd.job_id = o.job_id AND pd.device_id = o.device_id`,
-      [sends.map((s) => s.request.jobId), sends.map((s) => s.device.id), rows.map((r) => r[0]), rows.map((r) => r[1]), rows.map((r) => r[2]), now],
+      [
+        sends.map((s) => s.request.jobId),
+        sends.map((s) => s.device.id),
+        rows.map((r) => r[0]),
+        rows.map((r) => r[1]),
+        rows.map((r) => r[2]),
+        now,
+      ],
     );
     const rejected = sends.filter((s) => s.outcome!.kind === 'invalid_token');
     if (rejected.length > 0) {

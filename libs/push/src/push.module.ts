@@ -3,12 +3,7 @@ import type pg from 'pg';
 import type { Logger } from 'pino';
 import { Clock, CONFIG, type Config, LOGGER } from '@nudge/config';
 import { PG_POOL } from '@nudge/database';
-import {
-  createPushProviders,
-  describePushProviders,
-  type PushProviderDependencies,
-  type PushProviders,
-} from './provider-registry.js';
+import { createPushProviders, describePushProviders, type PushProviderDependencies, type PushProviders } from './provider-registry.js';
 import { PushDelivery } from './push-delivery.js';
 
 export const PUSH_PROVIDERS = Symbol('PUSH_PROVIDERS');

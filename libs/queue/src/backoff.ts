@@ -9,12 +9,7 @@ export const BACKOFF_CAP_SECONDS = 6 * 60 * 60;
  * growth with "equal jitter": never less than half the nominal delay, so a
  * burst of failures spreads out without retrying immediately.
  */
-export function backoffSeconds(
-  attempts: number,
-  random: RandomSource,
-  base = BACKOFF_BASE_SECONDS,
-  cap = BACKOFF_CAP_SECONDS,
-): number {
+export function backoffSeconds(attempts: number, random: RandomSource, base = BACKOFF_BASE_SECONDS, cap = BACKOFF_CAP_SECONDS): number {
   // 2^attempts overflows to Infinity long after it passes the cap; min handles it.
   const nominal = Math.min(cap, base * 2 ** Math.max(0, attempts));
   const r = random();

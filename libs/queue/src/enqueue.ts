@@ -58,7 +58,13 @@ export async function enqueue<P = unknown>(
   const now = options.now ?? new Date();
   const s = normalise(spec, now);
   const rows = await queryRows<CreatedRow>(executor, ENQUEUE, [
-    s.kind, s.payload, s.idempotencyKey, s.runAt, s.maxAttempts, s.priority, now,
+    s.kind,
+    s.payload,
+    s.idempotencyKey,
+    s.runAt,
+    s.maxAttempts,
+    s.priority,
+    now,
   ]);
   const row = rows.find((r) => r.created) ?? rows[0];
   if (row) return { job: toJob<P>(row), created: row.created === true };

@@ -32,12 +32,21 @@ export async function reapExpiredJobs(
   const reaped: ReapedJob[] = [];
   for (let i = 0; i < maxBatches; i++) {
     const rows = await queryRows<{
-      id: string; kind: string; attempts: number; status: 'queued' | 'dead'; idempotency_key: string | null; worker: string | null;
+      id: string;
+      kind: string;
+      attempts: number;
+      status: 'queued' | 'dead';
+      idempotency_key: string | null;
+      worker: string | null;
     }>(executor, REAP.text, [now, batchSize]);
     for (const r of rows) {
       reaped.push({
-        id: String(r.id), kind: r.kind, attempts: Number(r.attempts), status: r.status,
-        idempotencyKey: r.idempotency_key, worker: r.worker,
+        id: String(r.id),
+        kind: r.kind,
+        attempts: Number(r.attempts),
+        status: r.status,
+        idempotencyKey: r.idempotency_key,
+        worker: r.worker,
       });
     }
     if (rows.length < batchSize) break;
@@ -104,11 +113,7 @@ export function validateRecurring(job: RecurringJob): void {
  * may call it any number of times: the per-period key lets only the first
  * insert through, so each period runs once.
  */
-export async function scheduleRecurringJobs(
-  executor: QueryExecutor,
-  jobs: readonly RecurringJob[],
-  now: Date,
-): Promise<EnqueueResult[]> {
+export async function scheduleRecurringJobs(executor: QueryExecutor, jobs: readonly RecurringJob[], now: Date): Promise<EnqueueResult[]> {
   if (jobs.length === 0) return [];
   for (const job of jobs) validateRecurring(job);
   return enqueueMany(

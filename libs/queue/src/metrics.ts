@@ -46,25 +46,46 @@ export class QueueMetrics {
     this.executor = options.executor;
     const registers = [options.registry];
     this.completed = new Counter({
-      name: 'queue_jobs_completed_total', help: 'Jobs that succeeded', labelNames: ['kind'], registers,
+      name: 'queue_jobs_completed_total',
+      help: 'Jobs that succeeded',
+      labelNames: ['kind'],
+      registers,
     });
     this.failed = new Counter({
-      name: 'queue_jobs_failed_total', help: 'Attempts that failed (retried or dead)', labelNames: ['kind', 'error_class'], registers,
+      name: 'queue_jobs_failed_total',
+      help: 'Attempts that failed (retried or dead)',
+      labelNames: ['kind', 'error_class'],
+      registers,
     });
     this.retried = new Counter({
-      name: 'queue_jobs_retried_total', help: 'Failed attempts scheduled for a retry', labelNames: ['kind', 'error_class'], registers,
+      name: 'queue_jobs_retried_total',
+      help: 'Failed attempts scheduled for a retry',
+      labelNames: ['kind', 'error_class'],
+      registers,
     });
     this.buried = new Counter({
-      name: 'queue_jobs_buried_total', help: 'Jobs that went dead', labelNames: ['kind', 'error_class'], registers,
+      name: 'queue_jobs_buried_total',
+      help: 'Jobs that went dead',
+      labelNames: ['kind', 'error_class'],
+      registers,
     });
     this.snoozed = new Counter({
-      name: 'queue_jobs_snoozed_total', help: 'Jobs put back for later without using an attempt', labelNames: ['kind'], registers,
+      name: 'queue_jobs_snoozed_total',
+      help: 'Jobs put back for later without using an attempt',
+      labelNames: ['kind'],
+      registers,
     });
     this.reaped = new Counter({
-      name: 'queue_jobs_reaped_total', help: 'Running jobs whose lease expired, by what became of them', labelNames: ['kind', 'outcome'], registers,
+      name: 'queue_jobs_reaped_total',
+      help: 'Running jobs whose lease expired, by what became of them',
+      labelNames: ['kind', 'outcome'],
+      registers,
     });
     this.leasesLost = new Counter({
-      name: 'queue_leases_lost_total', help: 'Jobs this process held whose lease another took over', labelNames: ['kind'], registers,
+      name: 'queue_leases_lost_total',
+      help: 'Jobs this process held whose lease another took over',
+      labelNames: ['kind'],
+      registers,
     });
     this.duration = new Histogram({
       name: 'queue_job_duration_seconds',
@@ -76,15 +97,27 @@ export class QueueMetrics {
     const collect = () => this.refresh();
     this.ready = new Gauge({ name: 'queue_jobs_ready', help: 'Queued jobs that are due', labelNames: ['kind'], registers, collect });
     this.oldestReadyAge = new Gauge({
-      name: 'queue_oldest_ready_age_seconds', help: 'How long the oldest due job has waited', labelNames: ['kind'], registers, collect,
+      name: 'queue_oldest_ready_age_seconds',
+      help: 'How long the oldest due job has waited',
+      labelNames: ['kind'],
+      registers,
+      collect,
     });
     this.running = new Gauge({ name: 'queue_jobs_running', help: 'Jobs held by a worker', labelNames: ['kind'], registers, collect });
     this.stuck = new Gauge({
-      name: 'queue_jobs_stuck', help: 'Running jobs past their lease (the reaper will return them)', labelNames: ['kind'], registers, collect,
+      name: 'queue_jobs_stuck',
+      help: 'Running jobs past their lease (the reaper will return them)',
+      labelNames: ['kind'],
+      registers,
+      collect,
     });
     this.dead = new Gauge({ name: 'queue_jobs_dead', help: 'Dead jobs kept for inspection', labelNames: ['kind'], registers, collect });
     this.paused = new Gauge({
-      name: 'queue_kind_paused', help: '1 for a kind an operator paused (no worker claims it)', labelNames: ['kind'], registers, collect,
+      name: 'queue_kind_paused',
+      help: '1 for a kind an operator paused (no worker claims it)',
+      labelNames: ['kind'],
+      registers,
+      collect,
     });
   }
 

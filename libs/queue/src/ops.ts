@@ -23,7 +23,14 @@ export interface KindQueueStats {
 
 function emptyStats(): KindQueueStats {
   return {
-    ready: 0, scheduled: 0, running: 0, stuck: 0, dead: 0, oldestReadyAgeSeconds: 0, succeededLastHour: 0, failedLastHour: 0,
+    ready: 0,
+    scheduled: 0,
+    running: 0,
+    stuck: 0,
+    dead: 0,
+    oldestReadyAgeSeconds: 0,
+    succeededLastHour: 0,
+    failedLastHour: 0,
     paused: false,
   };
 }
@@ -138,9 +145,7 @@ export async function listJobs(executor: QueryExecutor, query: ListJobsQuery): P
     throw new InvalidQueueQueryError('limit must be an integer from 1 to 500');
   }
   const after = query.cursor ? decodeCursor(query.cursor) : null;
-  const rows = await queryRows<JobRow>(executor, SQL.LIST_JOBS, [
-    query.status ?? null, query.kind ?? null, after, query.limit + 1,
-  ]);
+  const rows = await queryRows<JobRow>(executor, SQL.LIST_JOBS, [query.status ?? null, query.kind ?? null, after, query.limit + 1]);
   const page = rows.slice(0, query.limit).map((row) => toJob(row));
   const last = page[page.length - 1];
   return { items: page, nextCursor: rows.length > query.limit && last ? encodeCursor(last.id) : null };
@@ -166,10 +171,7 @@ export async function getJob(executor: QueryExecutor, id: string | number | bigi
 }
 
 /** Histories of several jobs in one query (e.g. a reminder's deliveries), keyed by job id. */
-export async function getJobHistories(
-  executor: QueryExecutor,
-  jobs: readonly Job[],
-): Promise<Map<string, JobRun[]>> {
+export async function getJobHistories(executor: QueryExecutor, jobs: readonly Job[]): Promise<Map<string, JobRun[]>> {
   const result = new Map<string, JobRun[]>(jobs.map((job) => [job.id, []]));
   if (jobs.length === 0) return result;
   const runs = await queryRows<JobRunRow>(executor, SQL.JOB_RUNS_MANY, [jobs.map((job) => job.id)]);

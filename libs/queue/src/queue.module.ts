@@ -52,9 +52,7 @@ const providers: Provider[] = [
     inject: [QUEUE_OPTIONS],
     useFactory: (options: QueueModuleOptions) =>
       options.metrics ??
-      (options.registry
-        ? new QueueMetrics({ registry: options.registry, clock: options.clock, logger: options.logger })
-        : undefined),
+      (options.registry ? new QueueMetrics({ registry: options.registry, clock: options.clock, logger: options.logger }) : undefined),
   },
   {
     provide: Worker,

@@ -120,10 +120,7 @@ export interface BatchContext<P = any> {
    * `fn` throws, nothing commits, the jobs stay running and this rejects.
    * Always synchronous commit.
    */
-  completeWith(
-    jobs: readonly ClaimedJob<P>[],
-    fn: (tx: pg.PoolClient, held: ClaimedJob<P>[]) => Promise<void>,
-  ): Promise<ClaimedJob<P>[]>;
+  completeWith(jobs: readonly ClaimedJob<P>[], fn: (tx: pg.PoolClient, held: ClaimedJob<P>[]) => Promise<void>): Promise<ClaimedJob<P>[]>;
   /** Ends this job as a throw would end a single job (SnoozeJob, TransientJobError, PermanentJobError…), once the handler returns. */
   fail(job: ClaimedJob<P>, error: unknown): void;
 }

@@ -3,15 +3,7 @@ import { hostname } from 'node:os';
 import { performance } from 'node:perf_hooks';
 import pg from 'pg';
 import { backoffSeconds } from './backoff.js';
-import {
-  errorClass,
-  errorText,
-  LeaseLostError,
-  PermanentJobError,
-  ShutdownError,
-  SnoozeJob,
-  TransientJobError,
-} from './errors.js';
+import { errorClass, errorText, LeaseLostError, PermanentJobError, ShutdownError, SnoozeJob, TransientJobError } from './errors.js';
 import {
   nextPeriodStart,
   PRUNE_KIND,
@@ -550,16 +542,20 @@ export class Worker {
     // The counted rows first: they are the ones the free slots start.
     const rows = result.rows.filter((r) => r.counted).concat(result.rows.filter((r) => !r.counted));
     for (const row of rows) {
-      const active = new ActiveJob(this, {
-        id: row.id,
-        kind: row.kind,
-        payload: row.payload,
-        attempts: row.counted ? row.attempts : row.attempts + 1,
-        maxAttempts: row.max_attempts,
-        idempotencyKey: row.idempotency_key,
-        runAt: new Date(row.run_at_ms),
-        createdAt: new Date(row.created_at_ms),
-      }, row.lease_token);
+      const active = new ActiveJob(
+        this,
+        {
+          id: row.id,
+          kind: row.kind,
+          payload: row.payload,
+          attempts: row.counted ? row.attempts : row.attempts + 1,
+          maxAttempts: row.max_attempts,
+          idempotencyKey: row.idempotency_key,
+          runAt: new Date(row.run_at_ms),
+          createdAt: new Date(row.created_at_ms),
+        },
+        row.lease_token,
+      );
       active.leaseUntil = lockedUntil.getTime();
       active.counted = row.counted;
       active.snoozes = row.snoozes;
@@ -647,7 +643,10 @@ export class Worker {
       );
       counted = new Set(result.rows.map((r) => r.id));
     } catch (err) {
-      this.logger.error({ err, workerId: this.workerId, jobs: uncounted.length }, 'queue: could not start jobs; they go back to the queue when their lease runs out');
+      this.logger.error(
+        { err, workerId: this.workerId, jobs: uncounted.length },
+        'queue: could not start jobs; they go back to the queue when their lease runs out',
+      );
     }
     for (const active of uncounted) if (counted?.has(active.job.id)) active.counted = true;
     for (const { actives, go } of starts) {
@@ -771,7 +770,10 @@ export class Worker {
       this.settle(active, active.completedWith ? null : run.failures.has(active) ? run.failures.get(active) : error);
     }
     if (error && !(error instanceof LeaseLostError) && !(error instanceof ShutdownError) && run.actives.every((a) => a.completedWith)) {
-      this.logger.warn({ workerId: this.workerId, kind: run.actives[0]!.job.kind, err: error }, 'batch handler threw after completeWith committed');
+      this.logger.warn(
+        { workerId: this.workerId, kind: run.actives[0]!.job.kind, err: error },
+        'batch handler threw after completeWith committed',
+      );
     }
     this.checkIdle();
     this.pump();
@@ -923,16 +925,22 @@ export class Worker {
     const now = this.clock.now();
     if (error instanceof SnoozeJob && active.snoozes >= this.maxSnoozesInARow) {
       // A handler that always snoozes would otherwise keep the job for ever.
-      error = new PermanentJobError(
-        `snoozed ${active.snoozes + 1} times in a row without running to an end (last: ${error.reason})`,
-      );
+      error = new PermanentJobError(`snoozed ${active.snoozes + 1} times in a row without running to an end (last: ${error.reason})`);
     }
     try {
       if (error instanceof SnoozeJob) {
         // A snooze to the past would run again at the poll rate: it waits the
         // minimum delay instead. (To now exactly is kept: "after this instant".)
         const until = error.until.getTime() < now.getTime() ? new Date(now.getTime() + this.minSnoozeMs) : error.until;
-        const ok = await this.writeDurably(active, SQL.SNOOZE, [job.id, this.workerId, active.token, now, until, error.reason, active.startedAt]);
+        const ok = await this.writeDurably(active, SQL.SNOOZE, [
+          job.id,
+          this.workerId,
+          active.token,
+          now,
+          until,
+          error.reason,
+          active.startedAt,
+        ]);
         this.metrics?.observeDuration(kind, 'snoozed', seconds);
         if (!ok) this.lost(active, 'snooze');
         else {
@@ -953,10 +961,7 @@ export class Worker {
         if (!ok) return this.lost(active, 'bury');
         this.metrics?.failed.inc({ kind, error_class: cls });
         this.metrics?.buried.inc({ kind, error_class: cls });
-        this.logger.error(
-          { ...this.fields(active), err: error, reason: permanent ? 'permanent error' : 'out of attempts' },
-          'job dead',
-        );
+        this.logger.error({ ...this.fields(active), err: error, reason: permanent ? 'permanent error' : 'out of attempts' }, 'job dead');
         return;
       }
       const retryAfter = error instanceof TransientJobError ? error.retryAfterSeconds : undefined;
@@ -967,7 +972,16 @@ export class Worker {
           ? backoffSeconds(job.attempts, this.random, this.backoffBase, this.backoffCap)
           : Math.min(retryAfter, this.backoffCap);
       const runAt = new Date(now.getTime() + Math.round(delaySeconds * 1000));
-      const ok = await this.writeDurably(active, SQL.RETRY, [job.id, this.workerId, active.token, now, runAt, text, active.startedAt, 'failed']);
+      const ok = await this.writeDurably(active, SQL.RETRY, [
+        job.id,
+        this.workerId,
+        active.token,
+        now,
+        runAt,
+        text,
+        active.startedAt,
+        'failed',
+      ]);
       if (!ok) return this.lost(active, 'retry');
       this.metrics?.failed.inc({ kind, error_class: cls });
       this.metrics?.retried.inc({ kind, error_class: cls });
@@ -989,7 +1003,14 @@ export class Worker {
     const now = this.clock.now();
     try {
       const ok = await this.write(SQL.RETRY, [
-        active.job.id, this.workerId, active.token, now, now, errorText(reason), active.startedAt, 'interrupted',
+        active.job.id,
+        this.workerId,
+        active.token,
+        now,
+        now,
+        errorText(reason),
+        active.startedAt,
+        'interrupted',
       ]);
       if (ok) this.logger.warn(this.fields(active), 'job interrupted by shutdown; back in the queue');
       else this.lost(active, 'interrupt');
@@ -1027,7 +1048,10 @@ export class Worker {
         const leaseLeft = actives.some((a) => a.leaseUntil > now);
         if (!isConnectionError(err) || !leaseLeft || (this.stopping && Date.now() >= this.stopDeadline)) throw err;
         const retryInMs = Math.min(2000, 100 * 2 ** attempt);
-        this.logger.warn({ err, workerId: this.workerId, jobs: actives.length, retryInMs }, `queue: ${what} failed; retrying while the lease holds`);
+        this.logger.warn(
+          { err, workerId: this.workerId, jobs: actives.length, retryInMs },
+          `queue: ${what} failed; retrying while the lease holds`,
+        );
         await sleep(retryInMs);
       }
     }
@@ -1126,7 +1150,14 @@ export class Worker {
     for (const job of reaped) {
       this.metrics?.reaped.inc({ kind: job.kind, outcome: job.status });
       this.logger.warn(
-        { jobId: job.id, kind: job.kind, attempt: job.attempts, idempotencyKey: job.idempotencyKey, lostBy: job.worker, status: job.status },
+        {
+          jobId: job.id,
+          kind: job.kind,
+          attempt: job.attempts,
+          idempotencyKey: job.idempotencyKey,
+          lostBy: job.worker,
+          status: job.status,
+        },
         'job lease expired; reaped',
       );
     }

@@ -71,7 +71,12 @@ export class OccurrenceScheduler {
    * to finish (it delivers, then the chain continues under the new schedule).
    * Returns the occurrence now pending.
    */
-  async replan(tx: QueryExecutor, reminder: ReminderFacts & { enabled: boolean }, user: UserFacts, now: Date): Promise<PlannedOccurrence | null> {
+  async replan(
+    tx: QueryExecutor,
+    reminder: ReminderFacts & { enabled: boolean },
+    user: UserFacts,
+    now: Date,
+  ): Promise<PlannedOccurrence | null> {
     const state = await chainState(tx, reminder.id, now);
     const { pending } = state;
     // A running job delivers the occurrence; the chain then continues from the reminder as it is now.
@@ -90,7 +95,11 @@ export class OccurrenceScheduler {
       pendingDate: pending?.localDate ?? null,
       settled: state.settled,
     });
-    if (pending && plan.next?.occurrence.localDate !== pending.localDate && !plan.skipped.some((s) => s.occurrence.localDate === pending.localDate)) {
+    if (
+      pending &&
+      plan.next?.occurrence.localDate !== pending.localDate &&
+      !plan.skipped.some((s) => s.occurrence.localDate === pending.localDate)
+    ) {
       // The pending date is no longer produced by the schedule (or comes later).
       await this.dropPending(tx, reminder.id, pending.localDate, pending.earliestAt, 'rescheduled', now);
     }
@@ -115,7 +124,14 @@ export class OccurrenceScheduler {
   }
 
   // A pending occurrence that was already due is recorded skipped; one still ahead simply is no more.
-  private async dropPending(tx: QueryExecutor, reminderId: string, localDate: string, earliestAt: Date, reason: 'disabled' | 'rescheduled', now: Date) {
+  private async dropPending(
+    tx: QueryExecutor,
+    reminderId: string,
+    localDate: string,
+    earliestAt: Date,
+    reason: 'disabled' | 'rescheduled',
+    now: Date,
+  ) {
     if (earliestAt <= now) await skipScheduled(tx, reminderId, localDate, reason, now);
     else await deleteScheduled(tx, reminderId, localDate);
   }

@@ -58,7 +58,12 @@ const COLUMNS = `o.reminder_id AS "reminderId", o.local_date AS "localDate", o.s
   o.earliest_at AS "earliestAt", o.job_id::text AS "jobId", o.snooze_job_id::text AS "snoozeJobId",
   o.snoozed_until AS "snoozedUntil", o.version, o.sent_at AS "sentAt", o.acted_at AS "actedAt"`;
 
-export async function findOccurrence(db: QueryExecutor, reminderId: string, localDate: string, lock = false): Promise<OccurrenceRow | null> {
+export async function findOccurrence(
+  db: QueryExecutor,
+  reminderId: string,
+  localDate: string,
+  lock = false,
+): Promise<OccurrenceRow | null> {
   const [row] = await queryRows<OccurrenceRow>(
     db,
     `SELECT ${COLUMNS} FROM reminder_occurrences o WHERE o.reminder_id = $1 AND o.local_date = $2 ${lock ? 'FOR UPDATE' : ''}`,
@@ -227,7 +232,11 @@ export async function deferOccurrences(
 }
 
 /** A snooze's re-delivery has run (or lapsed): the occurrence no longer waits for it. */
-export async function clearSnoozes(db: QueryExecutor, jobs: readonly { reminderId: string; localDate: string; jobId: string }[], now: Date): Promise<void> {
+export async function clearSnoozes(
+  db: QueryExecutor,
+  jobs: readonly { reminderId: string; localDate: string; jobId: string }[],
+  now: Date,
+): Promise<void> {
   if (jobs.length === 0) return;
   await db.query(
     `UPDATE reminder_occurrences o SET snooze_job_id = NULL, updated_at = $4
@@ -240,7 +249,10 @@ export async function clearSnoozes(db: QueryExecutor, jobs: readonly { reminderI
 /** An action's new state for one occurrence (the caller holds the row lock or inserts it). */
 export async function setOccurrenceState(
   db: QueryExecutor,
-  row: Pick<OccurrenceRow, 'reminderId' | 'localDate' | 'status' | 'reason' | 'dueAt' | 'earliestAt' | 'version' | 'snoozeJobId' | 'snoozedUntil' | 'actedAt'>,
+  row: Pick<
+    OccurrenceRow,
+    'reminderId' | 'localDate' | 'status' | 'reason' | 'dueAt' | 'earliestAt' | 'version' | 'snoozeJobId' | 'snoozedUntil' | 'actedAt'
+  >,
   now: Date,
 ): Promise<void> {
   await db.query(
@@ -250,17 +262,38 @@ export async function setOccurrenceState(
      ON CONFLICT (reminder_id, local_date) DO UPDATE
         SET status = EXCLUDED.status, reason = EXCLUDED.reason, snooze_job_id = EXCLUDED.snooze_job_id,
             snoozed_until = EXCLUDED.snoozed_until, acted_at = EXCLUDED.acted_at, updated_at = EXCLUDED.updated_at`,
-    [row.reminderId, row.localDate, row.status, row.reason, row.dueAt, row.earliestAt, row.version, row.snoozeJobId, row.snoozedUntil, row.actedAt, now],
+    [
+      row.reminderId,
+      row.localDate,
+      row.status,
+      row.reason,
+      row.dueAt,
+      row.earliestAt,
+      row.version,
+      row.snoozeJobId,
+      row.snoozedUntil,
+      row.actedAt,
+      now,
+    ],
   );
 }
 
 /** Removes a scheduled occurrence that no plan produces any more (it was not yet due). */
 export async function deleteScheduled(db: QueryExecutor, reminderId: string, localDate: string): Promise<void> {
-  await db.query(`DELETE FROM reminder_occurrences WHERE reminder_id = $1 AND local_date = $2 AND status = 'scheduled'`, [reminderId, localDate]);
+  await db.query(`DELETE FROM reminder_occurrences WHERE reminder_id = $1 AND local_date = $2 AND status = 'scheduled'`, [
+    reminderId,
+    localDate,
+  ]);
 }
 
 /** Marks a scheduled occurrence skipped (a re-plan or a disable passed it over after it was due). */
-export async function skipScheduled(db: QueryExecutor, reminderId: string, localDate: string, reason: OccurrenceSkipReason, now: Date): Promise<void> {
+export async function skipScheduled(
+  db: QueryExecutor,
+  reminderId: string,
+  localDate: string,
+  reason: OccurrenceSkipReason,
+  now: Date,
+): Promise<void> {
   await db.query(
     `UPDATE reminder_occurrences SET status = 'skipped', reason = $3, updated_at = $4
       WHERE reminder_id = $1 AND local_date = $2 AND status = 'scheduled'`,
@@ -301,7 +334,10 @@ export async function pendingJobIds(db: QueryExecutor, reminderIds: readonly str
 }
 
 /** The occurrence a job carried (a reminder's regular delivery or a snooze), for the operator's view of the job. */
-export async function occurrenceOfJob(db: QueryExecutor, jobId: string): Promise<(OccurrenceRow & { purpose: 'regular' | 'snooze' }) | null> {
+export async function occurrenceOfJob(
+  db: QueryExecutor,
+  jobId: string,
+): Promise<(OccurrenceRow & { purpose: 'regular' | 'snooze' }) | null> {
   const [row] = await queryRows<OccurrenceRow & { purpose: 'regular' | 'snooze' }>(
     db,
     `SELECT ${COLUMNS}, m.purpose FROM reminder_jobs m

@@ -14,7 +14,6 @@ import { type OccurrenceView, toOccurrenceView } from './reminder.view.js';
 
 export type OccurrenceAction = 'done' | 'skip' | 'snooze';
 
-
 /**
  * A reminder's occurrences as its user sees them (past ones with what
  * happened, future ones as planned) and the actions on one occurrence —
@@ -57,7 +56,8 @@ export class OccurrencesService {
       byDate.delete(o.localDate);
       // A recorded occurrence shows its own instant (the zone or time it ran under). A past date with no
       // record was never owed: before the reminder existed, while it was disabled, or passed by a re-plan.
-      if (!row && o.at <= now) return { ...toOccurrenceView(schedule.timeZone, o, null), status: 'skipped' as const, reason: 'not_scheduled' };
+      if (!row && o.at <= now)
+        return { ...toOccurrenceView(schedule.timeZone, o, null), status: 'skipped' as const, reason: 'not_scheduled' };
       return toOccurrenceView(schedule.timeZone, row ? { localDate: o.localDate, at: row.dueAt } : o, row ?? null);
     });
     for (const row of byDate.values()) views.push(toOccurrenceView(schedule.timeZone, { localDate: row.localDate, at: row.dueAt }, row));
@@ -127,7 +127,11 @@ export class OccurrencesService {
         },
         { now },
       );
-      await linkJobs(tx, [{ reminderId: reminder.id, jobId: job.id, version: reminder.version, localDate, dueAt: until, purpose: 'snooze' }], now);
+      await linkJobs(
+        tx,
+        [{ reminderId: reminder.id, jobId: job.id, version: reminder.version, localDate, dueAt: until, purpose: 'snooze' }],
+        now,
+      );
       const updated = { ...row, status: 'snoozed' as const, snoozeJobId: job.id, snoozedUntil: until, actedAt: now };
       await setOccurrenceState(tx, updated, now);
       return updated;
@@ -138,7 +142,10 @@ export class OccurrencesService {
     userId: string,
     id: string,
     localDate: string,
-    fn: (tx: EntityManager, ctx: ActionContext) => Promise<Pick<OccurrenceRow, 'status' | 'reason' | 'sentAt' | 'actedAt' | 'snoozedUntil' | 'dueAt'>>,
+    fn: (
+      tx: EntityManager,
+      ctx: ActionContext,
+    ) => Promise<Pick<OccurrenceRow, 'status' | 'reason' | 'sentAt' | 'actedAt' | 'snoozedUntil' | 'dueAt'>>,
   ): Promise<OccurrenceView> {
     if (!parseLocalDate(localDate).ok) {
       throw DomainError.invalid([{ path: 'localDate', message: `"${localDate}" is not a date in YYYY-MM-DD form` }]);
@@ -182,7 +189,6 @@ export class OccurrencesService {
   private async dropSnooze(tx: EntityManager, row: OccurrenceRow | null, now: Date): Promise<void> {
     if (row?.snoozeJobId) await cancelJobs(tx, [row.snoozeJobId], now);
   }
-
 }
 
 interface ActionContext {

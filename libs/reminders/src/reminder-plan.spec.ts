@@ -15,7 +15,12 @@ const reminder = (over: Partial<ReminderFacts> = {}): ReminderFacts => ({
   timeSensitive: false,
   ...over,
 });
-const user = (over: Partial<UserFacts> = {}): UserFacts => ({ timeZone: 'Europe/London', quietHoursStart: null, quietHoursEnd: null, ...over });
+const user = (over: Partial<UserFacts> = {}): UserFacts => ({
+  timeZone: 'Europe/London',
+  quietHoursStart: null,
+  quietHoursEnd: null,
+  ...over,
+});
 
 function plan(over: Partial<ChainInput>) {
   return planChain({

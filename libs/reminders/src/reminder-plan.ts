@@ -69,7 +69,10 @@ export interface ChainPlan {
   next: PlannedOccurrence | null;
 }
 
-export function scheduleOf(reminder: Omit<ReminderFacts, 'id' | 'userId' | 'version' | 'timeSensitive'>, user: Pick<UserFacts, 'timeZone'>): Schedule {
+export function scheduleOf(
+  reminder: Omit<ReminderFacts, 'id' | 'userId' | 'version' | 'timeSensitive'>,
+  user: Pick<UserFacts, 'timeZone'>,
+): Schedule {
   return {
     localTime: reminder.localTime,
     timeZone: reminder.timeZone ?? user.timeZone,

@@ -61,7 +61,9 @@ export class RemindersService implements OnModuleInit {
     this.userEvents.onTimeZoneChanged((tx, userId) => this.replanAll(tx, userId, { following: true, pinned: false }));
     // Quiet hours are checked when a job is planned and again when it runs: re-plan, so that
     // an occurrence deferred by hours that no longer apply is not held back by them.
-    this.userEvents.onQuietHoursChanged((tx, userId, zoneChangedToo) => this.replanAll(tx, userId, { following: !zoneChangedToo, pinned: true }));
+    this.userEvents.onQuietHoursChanged((tx, userId, zoneChangedToo) =>
+      this.replanAll(tx, userId, { following: !zoneChangedToo, pinned: true }),
+    );
     this.userEvents.onDeleted((tx, userId) => this.cancelAllFor(tx, userId));
   }
 
@@ -130,7 +132,10 @@ export class RemindersService implements OnModuleInit {
       .limit(limit + 1)
       .getMany();
     const page = rows.slice(0, limit);
-    const pending = await scheduledOccurrences(this.dataSource.manager, page.map((r) => r.id));
+    const pending = await scheduledOccurrences(
+      this.dataSource.manager,
+      page.map((r) => r.id),
+    );
     return {
       items: page.map((r) => toReminderView(r, user.timeZone, nextOf(pending.get(r.id)))),
       nextCursor: rows.length > limit ? encodeCursor(page[page.length - 1]!) : null,
@@ -238,7 +243,6 @@ export class RemindersService implements OnModuleInit {
     for (const reminder of reminders) await this.scheduler.stop(tx, reminder, user, this.clock.now());
   }
 
-
   /**
    * Takes the key for this request, or finds who took it: the same body gets
    * the stored response back, another body a 409. Concurrent requests with one
@@ -264,7 +268,6 @@ export class RemindersService implements OnModuleInit {
     return row.response;
   }
 }
-
 
 /**
  * A 400 now rather than a dead job later: the push of an occurrence must fit
@@ -312,7 +315,11 @@ function todayIn(zone: string, now: Date): string {
 function canonicalJson(value: unknown): string {
   if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
   if (value && typeof value === 'object') {
-    return `{${Object.keys(value).sort().filter((k) => (value as any)[k] !== undefined).map((k) => `${JSON.stringify(k)}:${canonicalJson((value as any)[k])}`).join(',')}}`;
+    return `{${Object.keys(value)
+      .sort()
+      .filter((k) => (value as any)[k] !== undefined)
+      .map((k) => `${JSON.stringify(k)}:${canonicalJson((value as any)[k])}`)
+      .join(',')}}`;
   }
   return JSON.stringify(value);
 }

@@ -96,7 +96,12 @@ export class SendReminderHandler {
     const lapsedSnoozes: ClaimedJob<SendReminderPayload>[] = [];
     const deliverable: Deliverable[] = [];
 
-    const settle = (job: ClaimedJob<SendReminderPayload>, row: ReminderRow, status: 'sent' | 'skipped', reason: OccurrenceSkipReason | null) => {
+    const settle = (
+      job: ClaimedJob<SendReminderPayload>,
+      row: ReminderRow,
+      status: 'sent' | 'skipped',
+      reason: OccurrenceSkipReason | null,
+    ) => {
       const link = row.enabled ? linkOf(row, job.payload.localDate) : null;
       settled.push({ job, link, settlement: { reminderId: row.id, localDate: job.payload.localDate, jobId: job.id, status, reason } });
       if (reason === 'stale' || reason === 'disabled' || reason === 'no_device') {
@@ -110,7 +115,11 @@ export class SendReminderHandler {
       const snooze = payload.snooze === true;
       // Deleted, superseded (an edit or travel replaced this job), or already settled (done / skipped ahead): nothing to show.
       if (!row || row.occurrenceStatus === null) continue;
-      if (snooze ? row.snoozeJobId !== job.id || row.occurrenceStatus !== 'snoozed' : row.occurrenceJobId !== job.id || row.occurrenceStatus !== 'scheduled') {
+      if (
+        snooze
+          ? row.snoozeJobId !== job.id || row.occurrenceStatus !== 'snoozed'
+          : row.occurrenceJobId !== job.id || row.occurrenceStatus !== 'scheduled'
+      ) {
         continue;
       }
       const user: UserFacts = { timeZone: row.timeZone, quietHoursStart: row.quietHoursStart, quietHoursEnd: row.quietHoursEnd };
@@ -125,7 +134,10 @@ export class SendReminderHandler {
         const reason = !row.enabled || !row.notificationsEnabled ? 'disabled' : 'stale';
         if (snooze) lapsedSnoozes.push(job);
         else settle(job, row, 'skipped', reason);
-        this.logger.info({ jobId: job.id, reminderId: row.id, occurrence: payload.localDate, reason, snooze }, 'reminder occurrence skipped');
+        this.logger.info(
+          { jobId: job.id, reminderId: row.id, occurrence: payload.localDate, reason, snooze },
+          'reminder occurrence skipped',
+        );
         continue;
       }
       const allowed = allowedFrom(reminder, user, now);
@@ -171,7 +183,9 @@ export class SendReminderHandler {
         s.settlement = { ...s.settlement, status: 'sent', reason: null };
       }
     }
-    await this.delivery.recordSkippedMany(ledgerSkips.filter((skip) => !retried.some((s) => s.job.id === skip.jobId && s.settlement.status === 'sent')));
+    await this.delivery.recordSkippedMany(
+      ledgerSkips.filter((skip) => !retried.some((s) => s.job.id === skip.jobId && s.settlement.status === 'sent')),
+    );
     if (deferrals.length > 0) await deferOccurrences(this.pool, deferrals, now);
     const summaries = await this.delivery.deliverMany(deliverable.map((d) => d.request));
     const delivered: ClaimedJob<SendReminderPayload>[] = [];
@@ -182,17 +196,31 @@ export class SendReminderHandler {
       const snooze = d.job.payload.snooze === true;
       if (summary.retryable.length > 0) {
         const reasons = summary.retryable.map((r) => r.reason).join('; ');
-        ctx.fail(d.job, new TransientJobError(`${summary.retryable.length} device(s) not reached: ${reasons}`, { retryAfterSeconds: summary.retryAfterSeconds }));
+        ctx.fail(
+          d.job,
+          new TransientJobError(`${summary.retryable.length} device(s) not reached: ${reasons}`, {
+            retryAfterSeconds: summary.retryAfterSeconds,
+          }),
+        );
         if (d.job.attempts >= d.job.maxAttempts && !snooze) {
           // Some devices got it: the user saw the occurrence.
           const reached = summary.sent > 0;
-          lastChance.push({ job: d.job, link: d.link, settlement: settlementOf(d, reached ? 'sent' : 'skipped', reached ? null : 'failed') });
+          lastChance.push({
+            job: d.job,
+            link: d.link,
+            settlement: settlementOf(d, reached ? 'sent' : 'skipped', reached ? null : 'failed'),
+          });
         }
         return;
       }
       if (snooze) return void delivered.push(d.job);
       if (summary.sent > 0) settled.push({ job: d.job, link: d.link, settlement: settlementOf(d, 'sent', null) });
-      else settled.push({ job: d.job, link: d.link, settlement: settlementOf(d, 'skipped', summary.permanentFailures > 0 ? 'failed' : 'no_device') });
+      else
+        settled.push({
+          job: d.job,
+          link: d.link,
+          settlement: settlementOf(d, 'skipped', summary.permanentFailures > 0 ? 'failed' : 'no_device'),
+        });
     });
     if (lastChance.length > 0) {
       await withTransaction(this.pool, (tx) => this.settleAndContinue(tx, lastChance));
@@ -209,7 +237,9 @@ export class SendReminderHandler {
       );
       await clearSnoozes(
         tx,
-        snoozesDone.filter((job) => mine.has(job)).map((job) => ({ reminderId: job.payload.reminderId, localDate: job.payload.localDate, jobId: job.id })),
+        snoozesDone
+          .filter((job) => mine.has(job))
+          .map((job) => ({ reminderId: job.payload.reminderId, localDate: job.payload.localDate, jobId: job.id })),
         this.clock.now(),
       );
     });

@@ -105,31 +105,38 @@ const dstZones = [
   'Antarctica/Troll',
 ];
 
-const modelRule: fc.Arbitrary<ModelRule> = fc.record({
-  freq: fc.constantFrom('DAILY' as const, 'WEEKLY' as const, 'MONTHLY' as const),
-  interval: fc.integer({ min: 1, max: 4 }),
-  byDay: fc.uniqueArray(fc.integer({ min: 1, max: 7 }), { maxLength: 4 }).map((a) => a.sort()),
-  byMonthDay: fc.uniqueArray(fc.integer({ min: -31, max: 31 }).filter((d) => d !== 0), { minLength: 1, maxLength: 2 }),
-  wkst: fc.integer({ min: 1, max: 7 }),
-  limit: fc.oneof(
-    fc.constant({}),
-    fc.record({ count: fc.integer({ min: 1, max: 60 }) }),
-    fc.record({ untilDays: fc.integer({ min: 0, max: 900 }) }),
-  ),
-}).map(({ limit, ...r }) => ({
-  ...r,
-  ...limit,
-  // Each frequency keeps only the parts the hand-written model covers.
-  byDay: r.freq === 'MONTHLY' ? [] : r.byDay,
-  byMonthDay: r.freq === 'MONTHLY' ? r.byMonthDay : [],
-  wkst: r.freq === 'WEEKLY' ? r.wkst : 1,
-}));
+const modelRule: fc.Arbitrary<ModelRule> = fc
+  .record({
+    freq: fc.constantFrom('DAILY' as const, 'WEEKLY' as const, 'MONTHLY' as const),
+    interval: fc.integer({ min: 1, max: 4 }),
+    byDay: fc.uniqueArray(fc.integer({ min: 1, max: 7 }), { maxLength: 4 }).map((a) => a.sort()),
+    byMonthDay: fc.uniqueArray(
+      fc.integer({ min: -31, max: 31 }).filter((d) => d !== 0),
+      { minLength: 1, maxLength: 2 },
+    ),
+    wkst: fc.integer({ min: 1, max: 7 }),
+    limit: fc.oneof(
+      fc.constant({}),
+      fc.record({ count: fc.integer({ min: 1, max: 60 }) }),
+      fc.record({ untilDays: fc.integer({ min: 0, max: 900 }) }),
+    ),
+  })
+  .map(({ limit, ...r }) => ({
+    ...r,
+    ...limit,
+    // Each frequency keeps only the parts the hand-written model covers.
+    byDay: r.freq === 'MONTHLY' ? [] : r.byDay,
+    byMonthDay: r.freq === 'MONTHLY' ? r.byMonthDay : [],
+    wkst: r.freq === 'WEEKLY' ? r.wkst : 1,
+  }));
 
-const quarterHour = fc.record({
-  // Half the cases land in the small hours, where transitions happen.
-  hour: fc.oneof(fc.integer({ min: 0, max: 3 }), fc.integer({ min: 0, max: 23 })),
-  minute: fc.constantFrom(0, 15, 30, 45),
-}).map(({ hour, minute }) => `${String(hour).padStart(2, '0')}:${String(minute).padStart(2, '0')}`);
+const quarterHour = fc
+  .record({
+    // Half the cases land in the small hours, where transitions happen.
+    hour: fc.oneof(fc.integer({ min: 0, max: 3 }), fc.integer({ min: 0, max: 23 })),
+    minute: fc.constantFrom(0, 15, 30, 45),
+  })
+  .map(({ hour, minute }) => `${String(hour).padStart(2, '0')}:${String(minute).padStart(2, '0')}`);
 
 const startDate = fc.integer({ min: 0, max: 3650 }).map((d) => new Date(Date.UTC(2018, 0, 1) + d * DAY).toISOString().slice(0, 10));
 
@@ -195,10 +202,7 @@ describe('isLocalDateOf', () => {
     ];
     fc.assert(
       fc.property(
-        fc.oneof(
-          fc.tuple(fc.oneof(fc.constantFrom(...zones), fc.constantFrom(...dstZones)), startDate),
-          fc.constantFrom(...skipping),
-        ),
+        fc.oneof(fc.tuple(fc.oneof(fc.constantFrom(...zones), fc.constantFrom(...dstZones)), startDate), fc.constantFrom(...skipping)),
         quarterHour,
         modelRule,
         ([zone, start], time, rule) => {
@@ -250,31 +254,37 @@ describe('nextOccurrence against rrule iterating from DTSTART', () => {
 
   it('random rules, starts and `after`s', () => {
     fc.assert(
-      fc.property(ruleArb, startDate, fc.integer({ min: -100, max: 2200 }), fc.integer({ min: 0, max: 23 }), ({ rule, count }, start, afterDays, hour) => {
-        const recurrence = count ? `${rule};COUNT=${count}` : rule;
-        const schedule: Schedule = { timeZone: 'UTC', localTime: `${String(hour).padStart(2, '0')}:00`, startDate: start, recurrence };
-        const after = Date.parse(start) + afterDays * DAY;
-        let ours: Occurrence[];
-        try {
-          ours = occurrences(schedule, new Date(after), 4);
-        } catch {
-          return fc.pre(false); // a combination our subset refuses, or one that never fires
-        }
-        // COUNT is applied here rather than by rrule.js, which counts a day
-        // twice when two BYSETPOS positions pick it.
-        const reference = new RRule({ ...RRule.parseString(rule), dtstart: new Date(Date.parse(start) + hour * 3_600_000) }, true);
-        const seen = new Set<number>();
-        const expected: string[] = [];
-        reference.all((date) => {
-          if (seen.has(date.getTime())) return true;
-          seen.add(date.getTime());
-          if (count && seen.size > count) return false;
-          if (date.getUTCFullYear() >= 2100) return false; // sparse rules: compare this century only
-          if (date.getTime() > after) expected.push(date.toISOString());
-          return expected.length < 4;
-        });
-        expect(ours.map((o) => o.at.toISOString()).filter((iso) => iso < '2100')).toEqual(expected);
-      }),
+      fc.property(
+        ruleArb,
+        startDate,
+        fc.integer({ min: -100, max: 2200 }),
+        fc.integer({ min: 0, max: 23 }),
+        ({ rule, count }, start, afterDays, hour) => {
+          const recurrence = count ? `${rule};COUNT=${count}` : rule;
+          const schedule: Schedule = { timeZone: 'UTC', localTime: `${String(hour).padStart(2, '0')}:00`, startDate: start, recurrence };
+          const after = Date.parse(start) + afterDays * DAY;
+          let ours: Occurrence[];
+          try {
+            ours = occurrences(schedule, new Date(after), 4);
+          } catch {
+            return fc.pre(false); // a combination our subset refuses, or one that never fires
+          }
+          // COUNT is applied here rather than by rrule.js, which counts a day
+          // twice when two BYSETPOS positions pick it.
+          const reference = new RRule({ ...RRule.parseString(rule), dtstart: new Date(Date.parse(start) + hour * 3_600_000) }, true);
+          const seen = new Set<number>();
+          const expected: string[] = [];
+          reference.all((date) => {
+            if (seen.has(date.getTime())) return true;
+            seen.add(date.getTime());
+            if (count && seen.size > count) return false;
+            if (date.getUTCFullYear() >= 2100) return false; // sparse rules: compare this century only
+            if (date.getTime() > after) expected.push(date.toISOString());
+            return expected.length < 4;
+          });
+          expect(ours.map((o) => o.at.toISOString()).filter((iso) => iso < '2100')).toEqual(expected);
+        },
+      ),
       { numRuns: 250 },
     );
   }, 30_000);

@@ -99,7 +99,9 @@ describe('nextOccurrence rules', () => {
   it('counts startDate only when it matches the rule', () => {
     // 2026-03-04 is a Wednesday.
     expect(nextOccurrence(schedule('UTC', '09:00', '2026-03-04', 'FREQ=WEEKLY;BYDAY=MO'), at('2026-01-01'))?.localDate).toBe('2026-03-09');
-    expect(nextOccurrence(schedule('UTC', '09:00', '2026-03-20', 'FREQ=MONTHLY;BYMONTHDAY=15'), at('2026-01-01'))?.localDate).toBe('2026-04-15');
+    expect(nextOccurrence(schedule('UTC', '09:00', '2026-03-20', 'FREQ=MONTHLY;BYMONTHDAY=15'), at('2026-01-01'))?.localDate).toBe(
+      '2026-04-15',
+    );
     expect(nextOccurrence(schedule('UTC', '09:00', '2026-03-04', 'FREQ=WEEKLY;BYDAY=WE'), at('2026-01-01'))?.localDate).toBe('2026-03-04');
   });
 
@@ -341,7 +343,10 @@ describe('COUNT resolved lazily', () => {
       '2026-06-18T08:00:00Z',
     ];
     const forward = probes.map((p) => nextOccurrence(a, at(p))?.localDate ?? null);
-    const backward = [...probes].reverse().map((p) => nextOccurrence(b, at(p))?.localDate ?? null).reverse();
+    const backward = [...probes]
+      .reverse()
+      .map((p) => nextOccurrence(b, at(p))?.localDate ?? null)
+      .reverse();
     expect(forward).toEqual(backward);
     expect(forward).toEqual([null, '2026-03-02', '2026-06-15', '2026-06-22', '2026-01-01', null, '2026-06-22']);
   });

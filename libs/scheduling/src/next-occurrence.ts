@@ -1,13 +1,4 @@
-import {
-  DAY_MS,
-  daysFromCivil,
-  floorDiv,
-  formatDate,
-  formatLocalIso,
-  MINUTE_MS,
-  parseLocalDate,
-  parseLocalTime,
-} from './calendar.js';
+import { DAY_MS, daysFromCivil, floorDiv, formatDate, formatLocalIso, MINUTE_MS, parseLocalDate, parseLocalTime } from './calendar.js';
 import { Lru } from './lru.js';
 import { ok, unwrap, type Result } from './result.js';
 import { dayRuleFor, forEachMatchingDay, matchesDay, nextMatchingDay, type DayRule } from './rule-days.js';

@@ -56,7 +56,9 @@ describe('quiet hours', () => {
   });
 
   it('always ends after the instant, at the window end on the wall clock (or just past a gap)', () => {
-    const hhmm = fc.tuple(fc.integer({ min: 0, max: 23 }), fc.integer({ min: 0, max: 59 })).map(([h, m]) => `${String(h).padStart(2, '0')}:${String(m).padStart(2, '0')}`);
+    const hhmm = fc
+      .tuple(fc.integer({ min: 0, max: 23 }), fc.integer({ min: 0, max: 59 }))
+      .map(([h, m]) => `${String(h).padStart(2, '0')}:${String(m).padStart(2, '0')}`);
     fc.assert(
       fc.property(
         fc.constantFrom('America/New_York', 'Europe/London', 'Australia/Lord_Howe', 'America/Santiago', 'Antarctica/Troll', 'Asia/Kolkata'),
@@ -83,7 +85,10 @@ describe('quiet hours', () => {
   });
 
   it('validates its inputs', () => {
-    expect(validateQuietHours({ start: '22:00', end: '7:00' })).toEqual({ ok: false, errors: ['end: "7:00" is not a time in HH:mm form (00:00 to 23:59)'] });
+    expect(validateQuietHours({ start: '22:00', end: '7:00' })).toEqual({
+      ok: false,
+      errors: ['end: "7:00" is not a time in HH:mm form (00:00 to 23:59)'],
+    });
     expect(() => isInQuietHours({ start: '22:00', end: '07:00' }, 'EST', at('2026-01-15T03:00:00Z'))).toThrow(SchedulingError);
   });
 });

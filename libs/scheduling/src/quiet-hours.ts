@@ -9,10 +9,7 @@ export interface QuietHours {
 }
 
 export function validateQuietHours(window: QuietHours): Result<QuietHours> {
-  const errors = [
-    ...prefixed('start', parseLocalTime(window?.start)),
-    ...prefixed('end', parseLocalTime(window?.end)),
-  ];
+  const errors = [...prefixed('start', parseLocalTime(window?.start)), ...prefixed('end', parseLocalTime(window?.end))];
   return errors.length > 0 ? fail(...errors) : ok(window);
 }
 

@@ -16,7 +16,10 @@ describe('parseRecurrence', () => {
     expect(monthly.ok && monthly.value).toMatchObject({
       freq: 'MONTHLY',
       interval: 2,
-      byDay: [{ weekday: 0, n: 1 }, { weekday: 4, n: -1 }],
+      byDay: [
+        { weekday: 0, n: 1 },
+        { weekday: 4, n: -1 },
+      ],
       count: 6,
       wkst: 6,
     });

@@ -97,7 +97,10 @@ function parseUntil(raw: string, errors: string[]): Until | undefined {
  */
 export function parseRecurrence(rule: string): Result<Recurrence> {
   if (typeof rule !== 'string' || rule.trim() === '') return fail('recurrence rule is required');
-  const text = rule.trim().toUpperCase().replace(/^RRULE:/, '');
+  const text = rule
+    .trim()
+    .toUpperCase()
+    .replace(/^RRULE:/, '');
   if (text.length > 500) return fail('recurrence rule is too long (500 characters at most)');
   const errors: string[] = [];
   const parts = new Map<string, string>();

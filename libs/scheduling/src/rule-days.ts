@@ -129,7 +129,13 @@ export function dayRuleFor(rec: Recurrence, startDays: number): DayRule {
       })
     : null;
   const months = byMonth.length > 0 ? flags(byMonth, 13) : null;
-  const weekdays = plain.length > 0 ? flags(plain.map((d) => d.weekday), 7) : null;
+  const weekdays =
+    plain.length > 0
+      ? flags(
+          plain.map((d) => d.weekday),
+          7,
+        )
+      : null;
 
   let residues: number[] | null = null;
   let span = 0;

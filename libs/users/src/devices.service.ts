@@ -34,10 +34,12 @@ export class DevicesService {
       const now = this.clock.now();
       const timeZone = input.timeZone === undefined ? undefined : canonicalZoneOrFail(input.timeZone);
 
-      await tx.query(
-        `DELETE FROM devices WHERE platform = $1 AND push_token = $2 AND NOT (user_id = $3 AND installation_id = $4)`,
-        [input.platform, input.pushToken, userId, installationId],
-      );
+      await tx.query(`DELETE FROM devices WHERE platform = $1 AND push_token = $2 AND NOT (user_id = $3 AND installation_id = $4)`, [
+        input.platform,
+        input.pushToken,
+        userId,
+        installationId,
+      ]);
       // xmax = 0 only for a row this statement inserted.
       const [row] = await tx.query(
         `INSERT INTO devices (user_id, installation_id, platform, push_token, active, deactivated_reason, deactivated_at,
@@ -53,8 +55,7 @@ export class DevicesService {
            last_seen_at = EXCLUDED.last_seen_at,
            updated_at = EXCLUDED.updated_at
          RETURNING id, (xmax = 0) AS created`,
-        [userId, installationId, input.platform, input.pushToken, timeZone ?? null, input.appVersion ?? null,
-          input.locale ?? null, now],
+        [userId, installationId, input.platform, input.pushToken, timeZone ?? null, input.appVersion ?? null, input.locale ?? null, now],
       );
 
       // Travel: the device is somewhere else. An alias of the user's zone is the same zone, not travel.

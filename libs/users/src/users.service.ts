@@ -52,8 +52,16 @@ export class UsersService {
           `INSERT INTO users (id, time_zone, locale, quiet_hours_start, quiet_hours_end, follow_device_time_zone,
                               notifications_enabled, created_at, updated_at)
            VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $8) ON CONFLICT (id) DO NOTHING`,
-          [userId, values.timeZone, values.locale, values.quietHoursStart, values.quietHoursEnd,
-            values.followDeviceTimeZone, values.notificationsEnabled, now],
+          [
+            userId,
+            values.timeZone,
+            values.locale,
+            values.quietHoursStart,
+            values.quietHoursEnd,
+            values.followDeviceTimeZone,
+            values.notificationsEnabled,
+            now,
+          ],
         );
         return { user: await this.reload(tx, userId), created: true };
       }

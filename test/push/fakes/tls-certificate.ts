@@ -32,9 +32,23 @@ async function generate(): Promise<TestCertificate> {
     const certFile = join(folder, 'cert.pem');
     const san = [...CERTIFICATE_HOSTS.map((host) => `DNS:${host}`), 'IP:127.0.0.1'].join(',');
     await promisify(execFile)('openssl', [
-      'req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1',
-      '-keyout', keyFile, '-out', certFile, '-days', '2', '-nodes',
-      '-subj', '/CN=localhost', '-addext', `subjectAltName=${san}`,
+      'req',
+      '-x509',
+      '-newkey',
+      'ec',
+      '-pkeyopt',
+      'ec_paramgen_curve:prime256v1',
+      '-keyout',
+      keyFile,
+      '-out',
+      certFile,
+      '-days',
+      '2',
+      '-nodes',
+      '-subj',
+      '/CN=localhost',
+      '-addext',
+      `subjectAltName=${san}`,
     ]);
     return { cert: await readFile(certFile, 'utf8'), key: await readFile(keyFile, 'utf8') };
   } finally {

@@ -146,8 +146,12 @@ function renderQueue(stats) {
     cell(tr, 'Stuck', k.stuck, k.stuck > 0 ? 'alert' : '').dataset.field = 'stuck';
     cell(tr, 'Dead', k.dead, k.dead > 0 ? 'warn' : '').dataset.field = 'dead';
     const age = k.oldestReadyAgeSeconds;
-    cell(tr, 'Oldest ready', k.ready > 0 ? duration(age) : '—', age >= AGE_ALERT_S ? 'alert' : age >= AGE_WARN_S ? 'warn' : '')
-      .dataset.field = 'oldest';
+    cell(
+      tr,
+      'Oldest ready',
+      k.ready > 0 ? duration(age) : '—',
+      age >= AGE_ALERT_S ? 'alert' : age >= AGE_WARN_S ? 'warn' : '',
+    ).dataset.field = 'oldest';
     cell(tr, 'Succeeded (1 h)', k.succeededLastHour).dataset.field = 'succeeded';
     cell(tr, 'Failed (1 h)', k.failedLastHour, k.failedLastHour > 0 ? 'warn' : '').dataset.field = 'failed';
     const control = cell(tr, 'Claiming', k.paused ? 'paused ' : 'on ');
@@ -182,12 +186,14 @@ function renderCharts(stats) {
   state.samples.push({ t, ready, age });
   state.samples = state.samples.filter((s) => s.t > t - HOUR_MS);
   lineChart($('chart-ready'), {
-    from: t - HOUR_MS, to: t,
+    from: t - HOUR_MS,
+    to: t,
     series: [{ name: 'ready', className: 's-ready', points: state.samples.map((s) => ({ t: s.t, v: s.ready })) }],
     summary: `Ready jobs over the last hour; now ${ready}.`,
   });
   lineChart($('chart-age'), {
-    from: t - HOUR_MS, to: t,
+    from: t - HOUR_MS,
+    to: t,
     series: [{ name: 'oldest ready, s', className: 's-age', points: state.samples.map((s) => ({ t: s.t, v: s.age })) }],
     summary: `Oldest ready age over the last hour; now ${duration(age)}.`,
   });
@@ -200,7 +206,8 @@ function renderCharts(stats) {
   const failed = minutes.map((m) => ({ t: m, v: byMinute.get(m)?.failed ?? 0 }));
   const total = (points) => points.reduce((sum, p) => sum + p.v, 0);
   lineChart($('chart-throughput'), {
-    from: minutes[0], to: end,
+    from: minutes[0],
+    to: end,
     series: [
       { name: 'completed', className: 's-ok', points: succeeded },
       { name: 'failed', className: 's-failed', points: failed },
@@ -275,9 +282,14 @@ async function openJob(id, { focus = true } = {}) {
   state.detailId = job.id;
   $('detail-title').textContent = `Job #${job.id} · ${job.kind}`;
   const fields = [
-    ['Status', job.status], ['Attempts', `${job.attempts} / ${job.maxAttempts}`], ['Last error', job.lastError ?? '—'],
-    ['Idempotency key', job.idempotencyKey ?? '—'], ['Run at', when(job.runAt)], ['Created', when(job.createdAt)],
-    ['Finished', when(job.finishedAt)], ['Locked by', job.lockedBy ?? '—'],
+    ['Status', job.status],
+    ['Attempts', `${job.attempts} / ${job.maxAttempts}`],
+    ['Last error', job.lastError ?? '—'],
+    ['Idempotency key', job.idempotencyKey ?? '—'],
+    ['Run at', when(job.runAt)],
+    ['Created', when(job.createdAt)],
+    ['Finished', when(job.finishedAt)],
+    ['Locked by', job.lockedBy ?? '—'],
   ];
   // A reminder job: the occurrence it carries, and what became of it.
   const occurrence = job.occurrence;
@@ -285,17 +297,22 @@ async function openJob(id, { focus = true } = {}) {
     const state = occurrence.reason ? `${occurrence.status} (${occurrence.reason})` : occurrence.status;
     fields.push(
       ['Occurrence', `${occurrence.localDate} · ${occurrence.purpose === 'snooze' ? 'snooze re-delivery' : 'regular delivery'}`],
-      ['Occurrence state', state], ['Due (nominal)', when(occurrence.dueAt)], ['Earliest allowed', when(occurrence.earliestAt)],
-      ['Sent', when(occurrence.sentAt)], ['Acted on', when(occurrence.actedAt)],
+      ['Occurrence state', state],
+      ['Due (nominal)', when(occurrence.dueAt)],
+      ['Earliest allowed', when(occurrence.earliestAt)],
+      ['Sent', when(occurrence.sentAt)],
+      ['Acted on', when(occurrence.actedAt)],
     );
   }
-  $('detail-fields').replaceChildren(...fields.flatMap(([term, value]) => {
-    const dt = document.createElement('dt');
-    dt.textContent = term;
-    const dd = document.createElement('dd');
-    dd.textContent = value;
-    return [dt, dd];
-  }));
+  $('detail-fields').replaceChildren(
+    ...fields.flatMap(([term, value]) => {
+      const dt = document.createElement('dt');
+      dt.textContent = term;
+      const dd = document.createElement('dd');
+      dd.textContent = value;
+      return [dt, dd];
+    }),
+  );
   $('detail-actions').replaceChildren(...actionButtons(job, 'detail'));
   $('detail-payload').textContent = JSON.stringify(job.payload, null, 2);
   const history = job.history.map((run) => {
@@ -325,9 +342,8 @@ async function act(action, id, button) {
   try {
     const job = await state.client[action](id);
     result.classList.add('ok');
-    result.textContent = action === 'retry'
-      ? `Job ${job.id} retried: it is ${job.status} again, attempts reset.`
-      : `Job ${job.id} cancelled.`;
+    result.textContent =
+      action === 'retry' ? `Job ${job.id} retried: it is ${job.status} again, attempts reset.` : `Job ${job.id} cancelled.`;
   } catch (error) {
     result.classList.add('failed');
     result.textContent = `Could not ${action} job ${id}: ${describe(error)}`;
@@ -353,9 +369,8 @@ async function actOnKind(action, kind, button) {
   try {
     await state.client[action](kind);
     result.classList.add('ok');
-    result.textContent = action === 'pause'
-      ? `${kind} paused: no worker claims it now; its running jobs finish.`
-      : `${kind} resumed: workers claim it again.`;
+    result.textContent =
+      action === 'pause' ? `${kind} paused: no worker claims it now; its running jobs finish.` : `${kind} resumed: workers claim it again.`;
   } catch (error) {
     result.classList.add('failed');
     result.textContent = `Could not ${action} ${kind}: ${describe(error)}`;

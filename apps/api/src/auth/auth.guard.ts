@@ -26,7 +26,8 @@ export class AuthGuard implements CanActivate {
       request.auth = await this.verifier.verify(match[1], this.clock.now());
     } catch (error) {
       if (error instanceof InvalidTokenError) throw new DomainError('unauthenticated', `Unauthorized: ${error.message}.`);
-      if (error instanceof KeysUnavailableError) throw new DomainError('unavailable', `The token cannot be checked now: ${error.message}; retry shortly.`);
+      if (error instanceof KeysUnavailableError)
+        throw new DomainError('unavailable', `The token cannot be checked now: ${error.message}; retry shortly.`);
       throw error;
     }
     const scope = this.reflector.getAllAndOverride<string | undefined>(REQUIRED_SCOPE, targets);

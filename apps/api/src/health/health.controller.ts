@@ -21,7 +21,9 @@ export class HealthController {
 
   /** Ready to serve: the database answers and every migration this build knows is applied. */
   @Get('ready')
-  @ApiOkResponse({ schema: { type: 'object', properties: { status: { type: 'string', example: 'ok' }, database: { type: 'string', example: 'up' } } } })
+  @ApiOkResponse({
+    schema: { type: 'object', properties: { status: { type: 'string', example: 'ok' }, database: { type: 'string', example: 'up' } } },
+  })
   @ApiServiceUnavailableResponse({
     description: 'the database is down or migrations are pending',
     schema: {

@@ -46,7 +46,8 @@ export function guardJsonBody() {
       const [value, path, depth] = stack.pop()!;
       if (typeof value === 'string') {
         if (value.includes('\u0000')) errors.push({ path, message: `${path || 'body'} must not contain NUL characters` });
-        else if (LONE_SURROGATE.test(value)) errors.push({ path, message: `${path || 'body'} must be well-formed Unicode (no lone surrogates)` });
+        else if (LONE_SURROGATE.test(value))
+          errors.push({ path, message: `${path || 'body'} must be well-formed Unicode (no lone surrogates)` });
         continue;
       }
       if (value === null || typeof value !== 'object') continue;
@@ -56,8 +57,10 @@ export function guardJsonBody() {
       }
       for (const [key, child] of Object.entries(value)) {
         const childPath = path ? `${path}.${key}` : key;
-        if (key.includes('\u0000')) errors.push({ path: childPath.replaceAll('\u0000', '\\0'), message: 'field names must not contain NUL characters' });
-        else if (LONE_SURROGATE.test(key)) errors.push({ path: childPath.replace(LONE_SURROGATE_ALL, '\ufffd'), message: 'field names must be well-formed Unicode' });
+        if (key.includes('\u0000'))
+          errors.push({ path: childPath.replaceAll('\u0000', '\\0'), message: 'field names must not contain NUL characters' });
+        else if (LONE_SURROGATE.test(key))
+          errors.push({ path: childPath.replace(LONE_SURROGATE_ALL, '\ufffd'), message: 'field names must be well-formed Unicode' });
         stack.push([child, childPath, depth + 1]);
       }
     }

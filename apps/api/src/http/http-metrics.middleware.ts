@@ -24,7 +24,10 @@ export function httpMetrics(registry: Registry) {
   const registers = [registry];
   const labelNames = ['method', 'route', 'status'] as const;
   const requests = new Counter({
-    name: 'http_requests_total', help: 'HTTP requests answered, by route pattern and status', labelNames, registers,
+    name: 'http_requests_total',
+    help: 'HTTP requests answered, by route pattern and status',
+    labelNames,
+    registers,
   });
   const duration = new Histogram({
     name: 'http_request_duration_seconds',

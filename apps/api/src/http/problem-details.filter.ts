@@ -125,7 +125,8 @@ const DATABASE_RETRY_AFTER_SECONDS = 5;
 const UNAVAILABLE_CODES = /^(08\w{3}|57P0[1-3]|53300|ECONNREFUSED|ECONNRESET|ENOTFOUND|ETIMEDOUT|EPIPE)$/;
 // TypeORM releases a transaction's query runner when its connection dies; the
 // transaction's next query then fails with QueryRunnerAlreadyReleasedError.
-const UNAVAILABLE_MESSAGES = /Query runner already released|Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error|Connection is not established|the database system is (starting up|shutting down|in recovery mode)/i;
+const UNAVAILABLE_MESSAGES =
+  /Query runner already released|Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error|Connection is not established|the database system is (starting up|shutting down|in recovery mode)/i;
 
 /**
  * A request that failed because PostgreSQL is down or restarting (seen

@@ -1,6 +1,13 @@
 import { type DynamicModule, type ExecutionContext, Injectable, type Provider } from '@nestjs/common';
 import { APP_GUARD } from '@nestjs/core';
-import { ThrottlerException, ThrottlerGuard, ThrottlerModule, type ThrottlerLimitDetail, type ThrottlerOptions, type ThrottlerRequest } from '@nestjs/throttler';
+import {
+  ThrottlerException,
+  ThrottlerGuard,
+  ThrottlerModule,
+  type ThrottlerLimitDetail,
+  type ThrottlerOptions,
+  type ThrottlerRequest,
+} from '@nestjs/throttler';
 import type { Request } from 'express';
 import type { Config } from '@nudge/config';
 import type { TokenClaims } from '../auth/jwt.js';

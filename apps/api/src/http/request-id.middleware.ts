@@ -20,7 +20,13 @@ export function requestContext(logger: Logger) {
     response.on('finish', () => {
       const ms = Number(process.hrtime.bigint() - started) / 1e6;
       logger.info(
-        { requestId, method: request.method, path: request.originalUrl.split('?')[0], status: response.statusCode, ms: Math.round(ms * 10) / 10 },
+        {
+          requestId,
+          method: request.method,
+          path: request.originalUrl.split('?')[0],
+          status: response.statusCode,
+          ms: Math.round(ms * 10) / 10,
+        },
         'request',
       );
     });

@@ -71,7 +71,9 @@ const INSTALLATION_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 export class InstallationIdPipe implements PipeTransform<string, string> {
   transform(value: string): string {
     if (!INSTALLATION_ID.test(value)) {
-      throw DomainError.invalid([{ path: 'installationId', message: 'installationId must be 1 to 128 letters, digits, ".", "_", ":" or "-"' }]);
+      throw DomainError.invalid([
+        { path: 'installationId', message: 'installationId must be 1 to 128 letters, digits, ".", "_", ":" or "-"' },
+      ]);
     }
     return value;
   }

@@ -2,7 +2,11 @@ import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { IsBoolean, IsObject, IsOptional, IsString, Length, Matches, MaxLength, ValidateIf } from 'class-validator';
 
 export class CreateNotificationDto {
-  @ApiProperty({ example: 'alice', maxLength: 128, description: 'a user without a profile or devices is accepted: the job records skipped (no_device)' })
+  @ApiProperty({
+    example: 'alice',
+    maxLength: 128,
+    description: 'a user without a profile or devices is accepted: the job records skipped (no_device)',
+  })
   @IsString()
   @Length(1, 128)
   userId: string;

@@ -25,7 +25,10 @@ export class MinuteThroughputDto {
 export class QueueStatsDto {
   @ApiProperty() generatedAt: string;
   @ApiProperty({ type: [KindStatsDto] }) kinds: KindStatsDto[];
-  @ApiProperty({ type: [MinuteThroughputDto], description: 'all kinds, the last 60 minutes, oldest first; minutes with nothing are absent' })
+  @ApiProperty({
+    type: [MinuteThroughputDto],
+    description: 'all kinds, the last 60 minutes, oldest first; minutes with nothing are absent',
+  })
   lastHourByMinute: MinuteThroughputDto[];
 }
 
@@ -61,19 +64,27 @@ export class JobDto {
 export class JobOccurrenceDto {
   @ApiProperty({ format: 'uuid' }) reminderId: string;
   @ApiProperty({ example: '2027-01-04' }) localDate: string;
-  @ApiProperty({ enum: ['regular', 'snooze'], description: "this job's part: the occurrence's delivery, or a re-delivery the user asked for" })
+  @ApiProperty({
+    enum: ['regular', 'snooze'],
+    description: "this job's part: the occurrence's delivery, or a re-delivery the user asked for",
+  })
   purpose: string;
   @ApiProperty({ enum: ['scheduled', 'sent', 'done', 'snoozed', 'skipped'] }) status: string;
   @ApiProperty({ nullable: true, type: String, description: 'why it was skipped' }) reason: string | null;
   @ApiProperty({ description: 'the nominal instant' }) dueAt: string;
-  @ApiProperty({ description: 'the earliest allowed delivery (jitter, end of quiet hours): staleness counts from here' }) earliestAt: string;
+  @ApiProperty({ description: 'the earliest allowed delivery (jitter, end of quiet hours): staleness counts from here' })
+  earliestAt: string;
   @ApiProperty({ nullable: true, type: String }) sentAt: string | null;
   @ApiProperty({ nullable: true, type: String, description: 'when the user marked it done, skipped or snoozed' }) actedAt: string | null;
 }
 
 export class JobDetailDto extends JobDto {
   @ApiProperty({ type: [JobRunDto] }) history: JobRunDto[];
-  @ApiPropertyOptional({ type: JobOccurrenceDto, nullable: true, description: 'send_reminder jobs: the occurrence it carries and its state' })
+  @ApiPropertyOptional({
+    type: JobOccurrenceDto,
+    nullable: true,
+    description: 'send_reminder jobs: the occurrence it carries and its state',
+  })
   occurrence?: JobOccurrenceDto | null;
 }
 

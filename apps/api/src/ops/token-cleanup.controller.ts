@@ -15,7 +15,10 @@ export class TokenCleanupController {
 
   @Post('token-cleanup')
   @HttpCode(202)
-  @ApiAcceptedResponse({ type: TokenCleanupAcceptedDto, description: 'removes devices the providers rejected and devices unseen for inactiveDays' })
+  @ApiAcceptedResponse({
+    type: TokenCleanupAcceptedDto,
+    description: 'removes devices the providers rejected and devices unseen for inactiveDays',
+  })
   cleanUp(@Body() body: TokenCleanupDto): Promise<TokenCleanupAcceptedDto> {
     return this.cleanup.request(body.inactiveDays);
   }

@@ -11,5 +11,6 @@ export class TokenCleanupDto {
 }
 
 export class TokenCleanupAcceptedDto {
-  @ApiProperty({ example: '42', description: 'the token_cleanup job; its log line and nudge_tokens_removed_total say how many went' }) jobId: string;
+  @ApiProperty({ example: '42', description: 'the token_cleanup job; its log line and nudge_tokens_removed_total say how many went' })
+  jobId: string;
 }

@@ -1,6 +1,19 @@
 import { ApiProperty, ApiPropertyOptional, OmitType, PartialType } from '@nestjs/swagger';
 import { Type } from 'class-transformer';
-import { IsBoolean, IsInt, IsISO8601, IsObject, IsOptional, IsString, Length, Matches, Max, MaxLength, Min, ValidateIf } from 'class-validator';
+import {
+  IsBoolean,
+  IsInt,
+  IsISO8601,
+  IsObject,
+  IsOptional,
+  IsString,
+  Length,
+  Matches,
+  Max,
+  MaxLength,
+  Min,
+  ValidateIf,
+} from 'class-validator';
 import { IsIanaTimeZone, IsLocalDate, IsRecurrence, LOCAL_TIME_PATTERN, Omittable } from '../http/validators.js';
 
 export class CreateReminderDto {
@@ -72,7 +85,7 @@ export class NextOccurrenceDto {
 }
 
 export class OccurrenceDto {
-  @ApiProperty({ example: '2027-01-04', description: 'the local date: the occurrence\'s identity in actions' }) localDate: string;
+  @ApiProperty({ example: '2027-01-04', description: "the local date: the occurrence's identity in actions" }) localDate: string;
   @ApiProperty({ example: '2027-01-04T07:00:00.000Z' }) at: string;
   @ApiProperty({ example: '2027-01-04T08:00:00.000+01:00' }) local: string;
   @ApiProperty({ enum: ['scheduled', 'sent', 'done', 'snoozed', 'skipped'] }) status: string;
@@ -147,7 +160,10 @@ export class OccurrencesQuery {
   @IsISO8601({ strict: true })
   after?: string;
 
-  @ApiPropertyOptional({ example: '2027-01-01T00:00:00Z', description: 'history: the latest recorded occurrences strictly before this instant' })
+  @ApiPropertyOptional({
+    example: '2027-01-01T00:00:00Z',
+    description: 'history: the latest recorded occurrences strictly before this instant',
+  })
   @IsOptional()
   @IsISO8601({ strict: true })
   before?: string;
@@ -172,7 +188,8 @@ export class DeliveryDto {
   @ApiProperty() dueAt: string;
   @ApiProperty() version: number;
   @ApiProperty({ enum: ['regular', 'snooze'] }) purpose: string;
-  @ApiProperty({ nullable: true, type: String, description: 'the job: queued, running, succeeded, dead, cancelled (null once pruned)' }) status: string | null;
+  @ApiProperty({ nullable: true, type: String, description: 'the job: queued, running, succeeded, dead, cancelled (null once pruned)' })
+  status: string | null;
   @ApiProperty({ nullable: true, type: Number }) attempts: number | null;
   @ApiProperty({ nullable: true, type: String }) lastError: string | null;
   @ApiProperty({ type: [DeviceDeliveryDto] }) devices: DeviceDeliveryDto[];
