@@ -326,6 +326,24 @@ describe('occurrences', () => {
       expect((await pushes('sim-actor')).filter((p) => p.created_at.toISOString() === '2027-10-03T17:05:00.000Z')).toHaveLength(1);
     });
 
+    it("refuses a snooze that nothing would deliver (409): the reminder disabled, or the user's notifications off", async () => {
+      // Found by the calendar simulation (seed 2989772833): a snooze of a disabled reminder was accepted and lapsed unseen.
+      const other = await create(bearer, { title: 'Stretch', localTime: '07:00', recurrence: 'FREQ=DAILY' });
+      await runNext(other.id); // 10-04 07:00 CEST, delivered
+      const snooze = (token = bearer) =>
+        api.request('POST', `/v1/reminders/${other.id}/occurrences/2027-10-04/snooze`, { token, body: { minutes: 10 } });
+      expect((await api.request('PATCH', `/v1/reminders/${other.id}`, { token: bearer, body: { enabled: false } })).status).toBe(200);
+      const refused = await snooze();
+      expect(refused.status).toBe(409);
+      expect(refused.body.detail).toMatch(/disabled/);
+      expect((await api.request('PATCH', `/v1/reminders/${other.id}`, { token: bearer, body: { enabled: true } })).status).toBe(200);
+      expect((await api.request('PATCH', '/v1/me', { token: bearer, body: { notificationsEnabled: false } })).status).toBe(200);
+      expect((await snooze()).status).toBe(409);
+      expect((await pending(other.id)).filter((j) => j.payload.snooze)).toEqual([]);
+      expect((await api.request('PATCH', '/v1/me', { token: bearer, body: { notificationsEnabled: true } })).status).toBe(200);
+      expect((await snooze()).status).toBe(200);
+    });
+
     it('refuses what it cannot mean: a date the rule does not produce (400), another user (404), a bad snooze (400)', async () => {
       expect((await act('2027-13-01', 'done')).status).toBe(400);
       const weekly = await create(bearer, { title: 'Mondays', localTime: '09:00', recurrence: 'FREQ=WEEKLY;BYDAY=MO' });

@@ -1035,6 +1035,8 @@ export class UserOracle {
   }
 
   private expectActionOn(r: ReminderModel, kind: ActionKind, date: string, t: number): number[] {
+    // A snooze would deliver nothing while the reminder is disabled or notifications are off: refused.
+    if (kind === 'snooze' && (!r.enabled || !this.state.notif)) return [409];
     if (!r.enabled) return [200, 409];
     const st = this.dateState(r, date, t);
     const table: Record<ActionKind, Record<string, number[]>> = {

@@ -97,7 +97,7 @@ export class OccurrencesService {
    * Snooze: delivered again once at now + minutes (quiet hours apply). Only
    * after delivery; a snooze while another waits replaces it, so repeating the
    * request never adds a second re-delivery. The next regular occurrence is
-   * unaffected.
+   * unaffected. A disabled reminder, or a user with notifications off, gets 409.
    */
   async snooze(userId: string, id: string, localDate: string, minutes: number): Promise<OccurrenceView> {
     return this.act(userId, id, localDate, async (tx, ctx) => {
@@ -105,6 +105,11 @@ export class OccurrencesService {
       if (!row || (row.status !== 'sent' && row.status !== 'snoozed')) {
         const state = row?.status === 'scheduled' || !row ? 'not delivered yet' : row.status;
         throw DomainError.conflict(`The occurrence of ${localDate} is ${state}; only a delivered one can be snoozed.`);
+      }
+      // Nothing would be delivered: say so now rather than accept a snooze that lapses unseen.
+      if (!reminder.enabled) throw DomainError.conflict('The reminder is disabled; enable it before snoozing an occurrence.');
+      if (!user.notificationsEnabled) {
+        throw DomainError.conflict("The user's notifications are turned off; a snooze would not be delivered.");
       }
       await this.dropSnooze(tx, row, now);
       const until = allowedFrom(reminder, user, new Date(now.getTime() + minutes * 60_000));

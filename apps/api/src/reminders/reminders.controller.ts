@@ -97,7 +97,11 @@ export class RemindersController {
 
   @Post(':id/occurrences/:localDate/snooze')
   @HttpCode(200)
-  @ApiOkResponse({ type: OccurrenceDto, description: 'delivered again once at now + minutes (quiet hours apply); after delivery only' })
+  @ApiOkResponse({
+    type: OccurrenceDto,
+    description:
+      'delivered again once at now + minutes (quiet hours apply); after delivery only, and only while the reminder is enabled and notifications are on (else 409)',
+  })
   async snooze(
     @Auth() auth: TokenClaims,
     @Param('id') id: string,
