@@ -13,14 +13,18 @@ import { seedFrom } from './prng.js';
 // from the production code (oracle.ts) states what each user should see.
 //
 //   SIM_USERS=2000 SIM_DAYS=120 npx vitest run --project integration test/simulation
-//   SIM_SEED=<seed> replays a run. SIM_JITTER (seconds, default 120) is the
-//   spread of the second half; SIM_REPORT=<file> writes the figures as JSON;
+//   SIM_SEED=<seed> replays a run; SIM_SEED=random explores a new one (unset: a fixed seed, so that CI is
+//   deterministic). SIM_JITTER (seconds, default 120) is the spread of the second half; SIM_REPORT=<file> writes the figures as JSON;
 //   SIM_TIMELINES=<dir> writes the timeline of every user with a violation;
 //   SIM_IGNORE=<kind,…> leaves those violation kinds out of the verdict.
 
 const USERS = Number(process.env.SIM_USERS ?? 300);
 const DAYS = Number(process.env.SIM_DAYS ?? 60);
-const SEED = seedFrom(process.env.SIM_SEED);
+// The default seed found the last bug (a snooze of a disabled reminder accepted, then lapsing unseen).
+// Explored with 0 violations after the fixes they led to: 300 × 60 at 2989772833, 3061228239, 20270301,
+// 1743436629, 3999196745.
+const DEFAULT_SEED = 2989772833;
+const SEED = seedFrom(process.env.SIM_SEED, DEFAULT_SEED);
 const JITTER = Number(process.env.SIM_JITTER ?? 120);
 // SIM_SHARDS: shards run side by side, each an application and database of its own (even ones without
 // jitter first, odd ones with). Only worth it on a machine with idle cores: steps are per shard.
