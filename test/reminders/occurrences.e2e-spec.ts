@@ -156,6 +156,32 @@ describe('occurrences', () => {
     ]);
   });
 
+  it('lists dates delivered in New York as sent after a flight to Sydney, on every page (records lie a day from their Sydney instant)', async () => {
+    // Found by the 2,000-user simulation (seed 20261203): a record due after the page's last nominal instant
+    // was left out, and its date shown as skipped/not_scheduled.
+    api.clock.set('2027-06-01T12:00:00Z');
+    const bearer = await user('pager', { timeZone: 'America/New_York' });
+    const reminder = await create(bearer, { title: 'Evening', localTime: '20:00', recurrence: 'FREQ=DAILY' });
+    await runNext(reminder.id, 5); // 06-01 … 06-05, each at 20:00 EDT = 00:00Z the next day
+    api.clock.set('2027-06-06T12:00:00Z');
+    const moved = await api.request('PUT', '/v1/me/devices/phone', {
+      token: bearer,
+      body: { platform: 'ios', pushToken: 'sim-pager', timeZone: 'Australia/Sydney' },
+    });
+    expect(moved.status).toBe(200);
+    const seen: [string, string][] = [];
+    let after = '2027-06-01T00:00:00.000Z';
+    for (let page = 0; page < 4; page++) {
+      const list = (await api.request('GET', `/v1/reminders/${reminder.id}/occurrences?count=2&after=${after}`, { token: bearer })).body
+        .occurrences as { localDate: string; at: string; status: string }[];
+      expect(list).toHaveLength(2);
+      seen.push(...list.map((o): [string, string] => [o.localDate, o.status]));
+      after = list[list.length - 1]!.at;
+    }
+    expect(seen.slice(0, 5)).toEqual(['2027-06-01', '2027-06-02', '2027-06-03', '2027-06-04', '2027-06-05'].map((d) => [d, 'sent']));
+    expect(new Set(seen.map(([d]) => d)).size).toBe(seen.length);
+  });
+
   it('keeps the pending occurrence of an edit that leaves the schedule alone, and delivers the new title', async () => {
     api.clock.set('2027-07-01T12:00:00Z');
     const bearer = await user('editor', { timeZone: 'Europe/Paris', quietHours: { start: '22:00', end: '07:00' } });

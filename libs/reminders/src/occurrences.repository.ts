@@ -72,24 +72,38 @@ export async function findOccurrence(
   return row ?? null;
 }
 
-/** Rows of one reminder: with `after`, dates whose instant is after it (ascending); with `before`, the latest before it. */
-export async function occurrencesBetween(
+/** The latest `limit` records of one reminder due before `before`, oldest first (history). */
+export async function occurrencesBefore(
   db: QueryExecutor,
   reminderId: string,
-  range: { after?: Date; before?: Date; limit: number },
+  range: { before: Date; limit: number },
 ): Promise<OccurrenceRow[]> {
-  if (range.before) {
-    const rows = await queryRows<OccurrenceRow>(
-      db,
-      `SELECT ${COLUMNS} FROM reminder_occurrences o WHERE o.reminder_id = $1 AND o.due_at < $2 ORDER BY o.due_at DESC LIMIT $3`,
-      [reminderId, range.before, range.limit],
-    );
-    return rows.reverse();
-  }
+  const rows = await queryRows<OccurrenceRow>(
+    db,
+    `SELECT ${COLUMNS} FROM reminder_occurrences o WHERE o.reminder_id = $1 AND o.due_at < $2 ORDER BY o.due_at DESC LIMIT $3`,
+    [reminderId, range.before, range.limit],
+  );
+  return rows.reverse();
+}
+
+/**
+ * The records a page of occurrences after `after` is made of: those due in (after, horizon], and those of the
+ * given local dates wherever their instant lies (a date recorded under another zone or time of day can lie
+ * on either side of its nominal instant in the current one).
+ */
+export async function occurrencesAround(
+  db: QueryExecutor,
+  reminderId: string,
+  range: { after: Date; horizon: Date | null; localDates: readonly string[]; limit: number },
+): Promise<OccurrenceRow[]> {
   return queryRows<OccurrenceRow>(
     db,
-    `SELECT ${COLUMNS} FROM reminder_occurrences o WHERE o.reminder_id = $1 AND o.due_at > $2 ORDER BY o.due_at LIMIT $3`,
-    [reminderId, range.after ?? new Date(0), range.limit],
+    `(SELECT ${COLUMNS} FROM reminder_occurrences o
+       WHERE o.reminder_id = $1 AND o.due_at > $2 AND ($3::timestamptz IS NULL OR o.due_at <= $3)
+       ORDER BY o.due_at LIMIT $5)
+     UNION
+     (SELECT ${COLUMNS} FROM reminder_occurrences o WHERE o.reminder_id = $1 AND o.local_date = ANY($4::text[]))`,
+    [reminderId, range.after, range.horizon, range.localDates, range.limit],
   );
 }
 

@@ -6,7 +6,14 @@ import { cancelJobs, enqueue } from '@nudge/queue';
 import { nextOccurrence, occurrences as occurrencesOf, parseLocalDate } from '@nudge/scheduling';
 import { UserEntity } from '@nudge/users';
 import { OccurrenceScheduler, SEND_REMINDER_ATTEMPTS } from './occurrence-scheduler.js';
-import { findOccurrence, linkJobs, occurrencesBetween, type OccurrenceRow, setOccurrenceState } from './occurrences.repository.js';
+import {
+  findOccurrence,
+  linkJobs,
+  occurrencesAround,
+  occurrencesBefore,
+  type OccurrenceRow,
+  setOccurrenceState,
+} from './occurrences.repository.js';
 import { allowedFrom, type ReminderFacts, scheduleOf, SEND_REMINDER, type SendReminderPayload } from './reminder-plan.js';
 import { loadOwnReminder } from './own-reminder.js';
 import { ReminderEntity } from './reminder.entity.js';
@@ -21,6 +28,9 @@ export type OccurrenceAction = 'done' | 'skip' | 'snooze';
  * Every action is idempotent and runs in one transaction with the reminder
  * locked, so it cannot interleave with an edit, travel or another action.
  */
+/** Nominal dates computed beyond a page's count (see list). */
+const PAGE_MARGIN = 10;
+
 @Injectable()
 export class OccurrencesService {
   constructor(
@@ -31,36 +41,48 @@ export class OccurrencesService {
 
   /**
    * With `before`: the latest recorded occurrences before it (history).
-   * Otherwise the `count` nominal occurrences strictly after `after` (default
-   * now), computed by the schedule's code, each with its recorded state, plus
-   * recorded ones in that range the schedule no longer produces (history of an
-   * older rule or zone).
+   * Otherwise the first `count` occurrences whose instant is after `after`
+   * (default now): a recorded date at its recorded instant with its state, a
+   * date without a record at the instant the schedule computes (scheduled, or
+   * skipped/not_scheduled once past), and records the schedule no longer
+   * produces (an older rule or zone). Paging by the last `at` lists each date
+   * once.
    */
   async list(userId: string, id: string, query: { count: number; after?: Date; before?: Date }): Promise<OccurrenceView[]> {
     const { reminder, user } = await loadOwnReminder(this.dataSource.manager, userId, id);
     const schedule = scheduleOf(reminder, user);
     if (query.before) {
-      const rows = await occurrencesBetween(this.dataSource.manager, reminder.id, { before: query.before, limit: query.count });
+      const rows = await occurrencesBefore(this.dataSource.manager, reminder.id, { before: query.before, limit: query.count });
       return rows.map((row) => toOccurrenceView(schedule.timeZone, { localDate: row.localDate, at: row.dueAt }, row));
     }
     const after = query.after ?? this.clock.now();
-    const nominal = occurrencesOf(schedule, after, query.count);
-    const horizon = nominal.length === query.count ? nominal[nominal.length - 1]!.at : new Date(8.64e15);
-    const rows = (await occurrencesBetween(this.dataSource.manager, reminder.id, { after, limit: query.count * 2 + 10 })).filter(
-      (row) => row.dueAt <= horizon,
-    );
+    // A recorded date shows at its own instant (the zone or time it ran under), which can lie a day either side
+    // of its nominal one: a few nominal dates more than asked for keep the page full when some of them belong
+    // to the page before (their record is due before `after`) or to the next.
+    const wanted = query.count + PAGE_MARGIN;
+    const nominal = occurrencesOf(schedule, after, wanted);
+    const horizon = nominal.length === wanted ? nominal[nominal.length - 1]!.at : null;
+    const rows = await occurrencesAround(this.dataSource.manager, reminder.id, {
+      after,
+      horizon,
+      localDates: nominal.map((o) => o.localDate),
+      limit: wanted * 2,
+    });
     const byDate = new Map(rows.map((row) => [row.localDate, row]));
     const now = this.clock.now();
-    const views = nominal.map((o) => {
-      const row = byDate.get(o.localDate);
-      byDate.delete(o.localDate);
-      // A recorded occurrence shows its own instant (the zone or time it ran under). A past date with no
-      // record was never owed: before the reminder existed, while it was disabled, or passed by a re-plan.
-      if (!row && o.at <= now)
-        return { ...toOccurrenceView(schedule.timeZone, o, null), status: 'skipped' as const, reason: 'not_scheduled' };
-      return toOccurrenceView(schedule.timeZone, row ? { localDate: o.localDate, at: row.dueAt } : o, row ?? null);
-    });
-    for (const row of byDate.values()) views.push(toOccurrenceView(schedule.timeZone, { localDate: row.localDate, at: row.dueAt }, row));
+    const views: OccurrenceView[] = [];
+    for (const o of nominal) {
+      if (byDate.has(o.localDate)) continue;
+      // A past date with no record was never owed: before the reminder existed, while it was disabled, or
+      // passed by a re-plan.
+      const view = toOccurrenceView(schedule.timeZone, o, null);
+      views.push(o.at <= now ? { ...view, status: 'skipped', reason: 'not_scheduled' } : view);
+    }
+    for (const row of byDate.values()) {
+      if (row.dueAt > after && (!horizon || row.dueAt <= horizon)) {
+        views.push(toOccurrenceView(schedule.timeZone, { localDate: row.localDate, at: row.dueAt }, row));
+      }
+    }
     return views.sort((a, b) => a.at.localeCompare(b.at)).slice(0, query.count);
   }
 
