@@ -391,6 +391,16 @@ export class UserOracle {
     this.log(t, `[${r.ref}] ${date} → ${s.how}${reasons}${note ? `: ${note}` : ''}`);
   }
 
+  /** The last date sent, done or skipped whose instant is not after `t`. */
+  private settledBy(r: ReminderModel, t: number): string | null {
+    let last: string | null = null;
+    for (const [d, s] of r.settled) {
+      if (s.how !== 'sent' && s.how !== 'done' && s.how !== 'skipped') continue;
+      if ((s.nominal ?? this.nominal(r, d)) <= t && (last === null || d > last)) last = d;
+    }
+    return last;
+  }
+
   /** The regular chain: after `date` settled, the next date of the rule that is not settled yet is owed, past or not. */
   private chainNext(r: ReminderModel, date: string, t: number): void {
     if (r.chainPos === null || date > r.chainPos) r.chainPos = date;
@@ -512,7 +522,10 @@ export class UserOracle {
           `${why}: pending is about 6 h past`,
         );
       }
-      if (n > t) return this.plan(r, d, t, null, wasNotOwed, why);
+      // When the worker may already have settled the pending date (uncertain), its chain went on and may
+      // have judged this date too (stale, under the old schedule, with no push to show for it): optional.
+      const chainMayHaveRun = uncertain && pd !== undefined && d > pd;
+      if (n > t) return this.plan(r, d, t, null, wasNotOwed || chainMayHaveRun, why);
       if (eHi > t)
         return this.plan(
           r,
@@ -797,8 +810,13 @@ export class UserOracle {
     const next: Partial<UserState> = {};
     if (change.quietHours !== undefined) next.quiet = change.quietHours;
     if (change.notificationsEnabled !== undefined) next.notif = change.notificationsEnabled;
+    // Quiet hours set to what they already are change nothing, and re-plan nothing.
+    const was = this.state.quiet;
+    const quietChanged =
+      change.quietHours !== undefined &&
+      ((was?.start ?? null) !== (change.quietHours?.start ?? null) || (was?.end ?? null) !== (change.quietHours?.end ?? null));
     this.setState(t, next);
-    if (change.quietHours !== undefined) {
+    if (quietChanged) {
       for (const r of this.reminders.values()) if (!r.deleted && r.enabled) this.replanKeeping(r, t, 'quiet hours');
     }
   }
@@ -952,6 +970,9 @@ export class UserOracle {
     if (patch.enabled === true && !r.enabled) {
       r.enabled = true;
       r.enabledHist.push({ t, enabled: true });
+      // Enabling plans from now: the chain stands at the last date settled by now; a date settled ahead of
+      // now (skipped in advance) is passed over, and the dates before it are owed again.
+      r.chainPos = this.settledBy(r, t);
       this.planFromNow(r, t, 'enabled');
       return this.checkNext(t, r, res);
     }
