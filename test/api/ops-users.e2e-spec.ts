@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDatabase, type TestDatabase } from '../support/database.js';
-import { startTestApi, type TestApi } from '../support/api-app.js';
+import { eventually, startTestApi, type TestApi } from '../support/api-app.js';
 import { ALICE_PHONE_TOKEN, ALICE_TABLET_TOKEN, buildOpsUserWeek, type OpsUserWeek, WEEK_END } from '../factories/ops-user-week.js';
 
 interface Entry {
@@ -220,5 +220,51 @@ describe('ops: a user, delivery health and what is coming', () => {
     expect(value('invalid_token')).toBe(ledger.invalid_token);
     expect(value('failed')).toBe(ledger.failed);
     expect(text).toMatch(/^nudge_push_sends_total\{provider="apns",outcome="failed"\} 0$/m);
+  });
+
+  // Last: it moves the clock past the week, and runs bob's retry with it.
+  it('walks entries of the same instant one by one without losing or repeating any', async () => {
+    const dora = await api.token('dora');
+    expect((await api.request('PUT', '/v1/me', { token: dora, body: { timeZone: 'UTC' } })).status).toBe(201);
+    const device = { platform: 'ios', pushToken: 'sim-dora-phone-token-42' };
+    expect((await api.request('PUT', '/v1/me/devices/phone', { token: dora, body: device })).status).toBe(201);
+    for (const title of ['Alpha', 'Beta']) {
+      const body = { title, localTime: '12:00', recurrence: 'FREQ=DAILY' };
+      expect((await api.request('POST', '/v1/reminders', { token: dora, body })).status).toBe(201);
+    }
+    // One notification before, then both reminders and a notification all at 12:00:00.000 on the pinned clock.
+    api.clock.set('2027-03-04T11:45:00Z');
+    const earlier = { userId: 'dora', title: 'Earlier', idempotencyKey: 'tie-0' };
+    expect((await api.request('POST', '/v1/notifications', { token: week.ops, body: earlier })).status).toBe(202);
+    await eventually(async () => {
+      const { rows } = await db.pool.query<{ n: number }>(`SELECT count(*)::int AS n FROM push_deliveries WHERE user_id = 'dora'`);
+      return rows[0]!.n === 1;
+    }, "dora's first push");
+    api.clock.set('2027-03-04T12:00:00Z');
+    const note = { userId: 'dora', title: 'Same instant', idempotencyKey: 'tie-1' };
+    expect((await api.request('POST', '/v1/notifications', { token: week.ops, body: note })).status).toBe(202);
+    await eventually(async () => {
+      const { rows } = await db.pool.query<{ n: number }>(
+        `SELECT count(*)::int AS n FROM push_deliveries WHERE user_id = 'dora' AND status = 'sent'`,
+      );
+      return rows[0]!.n === 4;
+    }, "dora's four pushes");
+
+    const whole = (await get('/v1/ops/users/dora/timeline')).body.items as Entry[];
+    expect(whole.map((e) => [e.kind, e.at])).toEqual([
+      ['occurrence', '2027-03-04T12:00:00.000Z'],
+      ['occurrence', '2027-03-04T12:00:00.000Z'],
+      ['notification', '2027-03-04T12:00:00.000Z'],
+      ['notification', '2027-03-04T11:45:00.000Z'],
+    ]);
+    const seen: Entry[] = [];
+    let cursor: string | null = null;
+    for (let page = 0; page < 8; page++) {
+      const res = await get(`/v1/ops/users/dora/timeline?limit=1${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`);
+      seen.push(...res.body.items);
+      cursor = res.body.nextCursor;
+      if (!cursor) break;
+    }
+    expect(seen).toEqual(whole);
   });
 });
