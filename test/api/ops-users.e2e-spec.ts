@@ -116,6 +116,18 @@ describe('ops: a user, delivery health and what is coming', () => {
     ]);
   });
 
+  it('says when a reminder found no device to send to', async () => {
+    const res = await get('/v1/ops/users/frank');
+    expect(res.body.devices).toEqual([]);
+    const items = res.body.timeline.items as Entry[];
+    expect(items.map((e) => [e.title, e.localDate, e.status, e.reason])).toEqual([
+      ['Water the plants', '2027-03-01', 'skipped', 'no_device'],
+    ]);
+    expect(items[0]!.deliveries).toEqual([
+      expect.objectContaining({ installationId: null, pushToken: null, deviceRemoved: false, status: 'skipped', reason: 'no_device' }),
+    ]);
+  });
+
   it('pages the timeline with a cursor: the pages add up to the whole, in order, without repeats', async () => {
     const whole = (await get('/v1/ops/users/alice/timeline?limit=200')).body.items as Entry[];
     expect(whole).toHaveLength(8);

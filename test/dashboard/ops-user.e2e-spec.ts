@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { ALICE_PHONE_TOKEN, ALICE_TABLET_TOKEN, buildOpsUserWeek, WEEK_END } from '../factories/ops-user-week.js';
 import { launchTestBrowser, type TestBrowser } from '../support/browser.js';
 import { createTestDatabase, type TestDatabase } from '../support/database.js';
-import { startTestApi, type TestApi } from '../support/api-app.js';
+import { eventually, startTestApi, type TestApi } from '../support/api-app.js';
 
 const CHROMIUM = inject('chromiumPath');
 
@@ -125,7 +125,7 @@ describe.skipIf(CHROMIUM === null)(CHROMIUM === null ? `${TITLE} (skipped: ${inj
     if (process.env.SCREENSHOT_DOCS === '1') copyFileSync('test-results/ops-user-page.png', 'docs/ops-user-page.png');
   });
 
-  it("shows bob's failing delivery with the provider's answer and the retry that waits, and says so for an unknown user", async () => {
+  it("shows bob's failing delivery and the retry that waits, frank's missing device, and says so for an unknown user", async () => {
     await page.getByLabel('User id').fill('bob');
     await page.getByRole('button', { name: 'Look up' }).click();
     await expect.poll(() => page.locator('#user-title').textContent()).toBe('User bob');
@@ -134,11 +134,47 @@ describe.skipIf(CHROMIUM === null)(CHROMIUM === null ? `${TITLE} (skipped: ${inj
     expect(await row.locator('[data-field="why"]').textContent()).toMatch(/retrying \(attempt 2 at .*500 InternalServerError/);
     expect(await row.locator('[data-field="devices"]').textContent()).toContain('— failed: transient: simulated: 500 InternalServerError');
 
+    await page.getByLabel('User id').fill('frank');
+    await page.getByRole('button', { name: 'Look up' }).click();
+    await expect.poll(() => page.locator('#user-title').textContent()).toBe('User frank');
+    expect(await page.locator('#devices-empty').isVisible()).toBe(true);
+    const skipped = page.locator('#timeline-table tbody tr').first();
+    expect(await skipped.locator('[data-field="status"]').textContent()).toMatch(/^skipped \(no_device\)/);
+    expect(await skipped.locator('[data-field="why"]').textContent()).toContain('the user had no active device');
+    expect(await skipped.locator('[data-field="devices"]').textContent()).toBe('no device — skipped (no_device)');
+
     await page.getByLabel('User id').fill('nobody');
     await page.getByRole('button', { name: 'Look up' }).click();
     await expect.poll(() => page.locator('#user-result').textContent()).toMatch(/Could not show nobody: .*404.*not found|not found/i);
     expect(await page.locator('#user-view').isVisible()).toBe(false);
     expect(await page.locator('#timeline-table tbody tr').count()).toBe(0);
+  });
+
+  it('pages older entries with "Older entries" once a timeline passes its first 50', async () => {
+    // erin has no device: 55 event notifications, each skipped (no device), nothing sent.
+    const erin = await api.token('erin');
+    expect((await api.request('PUT', '/v1/me', { token: erin, body: { timeZone: 'UTC' } })).status).toBe(201);
+    for (let i = 1; i <= 55; i++) {
+      const body = { userId: 'erin', title: `Note ${i}`, idempotencyKey: `erin-${i}` };
+      expect((await api.request('POST', '/v1/notifications', { token: ops, body })).status).toBe(202);
+    }
+    await eventually(async () => {
+      const { rows } = await db.pool.query<{ n: number }>(`SELECT count(*)::int AS n FROM push_deliveries WHERE user_id = 'erin'`);
+      return rows[0]!.n === 55;
+    }, "erin's 55 notifications");
+
+    await page.getByLabel('User id').fill('erin');
+    await page.getByRole('button', { name: 'Look up' }).click();
+    await expect.poll(() => page.locator('#user-title').textContent()).toBe('User erin');
+    const rows = page.locator('#timeline-table tbody tr');
+    expect(await rows.count()).toBe(50);
+    await page.getByRole('button', { name: 'Older entries' }).click();
+    await expect.poll(() => rows.count()).toBe(55);
+    expect(await page.locator('#timeline-more').isVisible()).toBe(false);
+    const titles = await rows.locator('td:nth-of-type(1)').allTextContents();
+    // Each once: the second page continues the first.
+    expect(new Set(titles).size).toBe(55);
+    expect(titles.at(-1)).toBe('notification “Note 1”');
   });
 
   it('reads on a phone without sideways scrolling, forgets everything on sign-out, and breaks no CSP rule', async () => {

@@ -13,6 +13,7 @@ import type { TestDatabase } from '../support/database.js';
 //   03-02 stretch delivered 7 hours after it was allowed: skipped, stale
 //   03-03 14:00Z an event notification "Your order shipped", sent
 //   then alice turns notifications off: 03-03 stretch and 03-04 pill are skipped, disabled
+// frank has no device: his one-off 07:00 (UTC) reminder on 03-01 is skipped, no device
 // bob's only phone answers 500: his 12:30 reminder fails and waits for its retry
 // carol has 20 reminders at 08:00 (tomorrow's herd) and gets a notification on two
 // devices, one of them rejected.
@@ -74,7 +75,17 @@ export async function buildOpsUserWeek(api: TestApi, db: TestDatabase): Promise<
     await call('POST', '/v1/reminders', alice, { title: 'Evening stretch', localTime: '23:00', recurrence: 'FREQ=DAILY' }, 201)
   ).id;
 
-  await runReminderAt(pill); // 03-01 07:00Z
+  const frank = await api.token('frank');
+  await call('PUT', '/v1/me', frank, { timeZone: 'UTC' }, 201);
+  const plants = (
+    await call('POST', '/v1/reminders', frank, { title: 'Water the plants', localTime: '07:00', startDate: '2027-03-01' }, 201)
+  ).id;
+
+  await runReminderAt(pill); // 03-01 07:00Z, and frank's one-off with it
+  await eventually(async () => {
+    const { rows } = await db.pool.query(`SELECT 1 FROM reminder_occurrences WHERE reminder_id = $1 AND status = 'skipped'`, [plants]);
+    return rows.length > 0;
+  }, "frank's reminder to be skipped");
   await runReminderAt(stretch); // deferred by the quiet hours to 03-02 06:00Z
   await runReminderAt(pill); // 03-02 07:00Z
   await call('POST', `/v1/reminders/${pill}/occurrences/2027-03-03/done`, alice, undefined, 200);
