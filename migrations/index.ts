@@ -6,6 +6,7 @@ import { PushDeliveries1764662600000 } from './1764662600000-PushDeliveries.js';
 import { ReminderOccurrences1764662700000 } from './1764662700000-ReminderOccurrences.js';
 import { OccurrenceStates1764662800000 } from './1764662800000-OccurrenceStates.js';
 import { JobQueueControls1764662900000 } from './1764662900000-JobQueueControls.js';
+import { DeliveryHealthIndex1764663800000 } from './1764663800000-DeliveryHealthIndex.js';
 
 export const migrations = [
   UsersDevicesReminders1764662400000,
@@ -14,4 +15,5 @@ export const migrations = [
   ReminderOccurrences1764662700000,
   OccurrenceStates1764662800000,
   JobQueueControls1764662900000,
+  DeliveryHealthIndex1764663800000,
 ];

@@ -118,7 +118,7 @@ describe('observability: /metrics and the alert rules', () => {
     const rules: any[] = file.groups.flatMap((g: { rules: unknown[] }) => g.rules);
     const names = rules.map((r) => r.alert);
     // The three symptoms the runbook promises.
-    expect(names).toEqual(expect.arrayContaining(['NudgeQueueBacklog', 'NudgeDeadJobsGrowing', 'NudgeJobsStuck']));
+    expect(names).toEqual(expect.arrayContaining(['NudgeQueueBacklog', 'NudgeDeadJobsGrowing', 'NudgeJobsStuck', 'NudgePushFailureRatio']));
 
     await api.request('GET', '/v1/ops/queue', { token: ops });
     const text = await scrape();
@@ -141,5 +141,10 @@ describe('observability: /metrics and the alert rules', () => {
   it('reads the metric names out of PromQL', () => {
     expect(metricNames('max by (kind) (delta(queue_jobs_dead[30m])) > 0')).toEqual(['queue_jobs_dead']);
     expect(metricNames('sum(rate(http_requests_total{status=~"5.."}[5m])) > 0')).toEqual(['http_requests_total']);
+    expect(
+      metricNames(
+        'sum by (provider) (rate(nudge_push_sends_total{outcome="failed"}[10m])) / sum by (provider) (rate(nudge_push_sends_total[10m])) > 0.1',
+      ),
+    ).toEqual(['nudge_push_sends_total']);
   });
 });

@@ -81,6 +81,10 @@ describe('OpenAPI document', () => {
       'POST /v1/ops/jobs/retry',
       'POST /v1/ops/kinds/{kind}/pause',
       'POST /v1/ops/kinds/{kind}/resume',
+      'GET /v1/ops/users/{userId}',
+      'GET /v1/ops/users/{userId}/timeline',
+      'GET /v1/ops/delivery-health',
+      'GET /v1/ops/upcoming',
       'GET /health/live',
       'GET /health/ready',
     ]) {

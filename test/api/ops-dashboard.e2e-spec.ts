@@ -34,6 +34,9 @@ describe('the /ops page and the calls it makes', () => {
       ['app.js', /^text\/javascript/],
       ['api.js', /^text\/javascript/],
       ['chart.js', /^text\/javascript/],
+      ['dom.js', /^text\/javascript/],
+      ['user-view.js', /^text\/javascript/],
+      ['delivery-view.js', /^text\/javascript/],
       ['style.css', /^text\/css/],
     ] as const) {
       const res = await fetch(`${api.baseUrl}/ops/${file}`);
@@ -59,6 +62,10 @@ describe('the /ops page and the calls it makes', () => {
       ['GET', '/v1/ops/jobs/1'],
       ['POST', '/v1/ops/jobs/1/retry'],
       ['POST', '/v1/ops/jobs/1/cancel'],
+      ['GET', '/v1/ops/users/alice'],
+      ['GET', '/v1/ops/users/alice/timeline?cursor=x'],
+      ['GET', '/v1/ops/delivery-health'],
+      ['GET', '/v1/ops/upcoming'],
     ];
     for (const [method, path] of calls) {
       const anonymous = await api.request(method, path);

@@ -1,26 +1,15 @@
-import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { chromium, type BrowserContext, type Page } from 'playwright-core';
+import { mkdirSync } from 'node:fs';
+import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { enqueue } from '@nudge/queue';
 import { createTestDatabase, type TestDatabase } from '../support/database.js';
 import { startTestApi, type TestApi } from '../support/api-app.js';
+import { launchTestBrowser, type TestBrowser } from '../support/browser.js';
 
 // Debian's Chromium, never a browser that Playwright downloads: the integration
 // project's setup (test/support/browser-setup.ts) finds or installs it, or
 // says why these tests are skipped.
 const CHROMIUM = inject('chromiumPath');
-const ARGS = [
-  '--headless',
-  '--no-sandbox',
-  '--disable-gpu',
-  '--disable-quic',
-  '--no-first-run',
-  '--disable-background-networking',
-  '--disable-component-update',
-  '--disable-sync',
-];
 
 // The dashboard in a real browser against the real API and database. No
 // worker runs, so the dead jobs stay dead until the test presses Retry.
@@ -28,10 +17,8 @@ const TITLE = 'operator dashboard (/ops) in Chromium';
 describe.skipIf(CHROMIUM === null)(CHROMIUM === null ? `${TITLE} (skipped: ${inject('chromiumSkipReason')})` : TITLE, () => {
   let db: TestDatabase;
   let api: TestApi;
-  let context: BrowserContext;
+  let browser: TestBrowser;
   let page: Page;
-  let profile: string;
-  const cspViolations: string[] = [];
   let deadIds: string[];
   let reminderId: string;
   let reminderJobId: string;
@@ -90,24 +77,13 @@ describe.skipIf(CHROMIUM === null)(CHROMIUM === null ? `${TITLE} (skipped: ${inj
       ago(100),
     ]);
 
-    profile = mkdtempSync(join(tmpdir(), 'nudge-chromium-'));
-    context = await chromium.launchPersistentContext(profile, {
-      executablePath: CHROMIUM!,
-      args: ARGS,
-      headless: true,
-      viewport: { width: 1280, height: 900 },
-    });
-    page = context.pages()[0] ?? (await context.newPage());
-    page.setDefaultTimeout(10_000);
-    page.on('console', (message) => {
-      if (/content security policy/i.test(message.text())) cspViolations.push(message.text());
-    });
+    browser = await launchTestBrowser(CHROMIUM!);
+    page = browser.page;
     mkdirSync('test-results', { recursive: true });
   });
 
   afterAll(async () => {
-    await context?.close();
-    if (profile) rmSync(profile, { recursive: true, force: true });
+    await browser?.close();
     await api?.close();
     await db?.drop();
   });
@@ -194,7 +170,7 @@ describe.skipIf(CHROMIUM === null)(CHROMIUM === null ? `${TITLE} (skipped: ${inj
     const retry = page.getByRole('button', { name: `Retry job ${deadIds[0]} (detail)` });
     await retry.focus();
     await page.keyboard.press('Enter');
-    await expect.poll(() => page.getByRole('status').textContent()).toMatch(new RegExp(`Job ${deadIds[0]} retried: it is queued`));
+    await expect.poll(() => page.locator('#action-result').textContent()).toMatch(new RegExp(`Job ${deadIds[0]} retried: it is queued`));
     await expect.poll(() => page.locator(`#jobs-table tbody tr[data-job-id="${deadIds[0]}"]`).count()).toBe(0);
     expect(await page.locator(`#jobs-table tbody tr[data-job-id="${deadIds[1]}"]`).count()).toBe(1);
 
@@ -219,7 +195,7 @@ describe.skipIf(CHROMIUM === null)(CHROMIUM === null ? `${TITLE} (skipped: ${inj
   it('pauses a kind from its row: marked paused, stored in the database; Resume lifts it', async () => {
     const row = page.locator('#queue-table tbody tr[data-kind="send_reminder"]');
     await page.getByRole('button', { name: 'Pause send_reminder' }).click();
-    await expect.poll(() => page.getByRole('status').textContent()).toMatch(/send_reminder paused/);
+    await expect.poll(() => page.locator('#action-result').textContent()).toMatch(/send_reminder paused/);
     await expect.poll(() => row.getAttribute('data-paused')).toBe('true');
     expect(await row.locator('th').textContent()).toBe('send_reminderpaused');
     expect((await db.pool.query(`SELECT kind FROM job_kind_pauses`)).rows).toEqual([{ kind: 'send_reminder' }]);
@@ -236,6 +212,6 @@ describe.skipIf(CHROMIUM === null)(CHROMIUM === null ? `${TITLE} (skipped: ${inj
     const overflow = await page.evaluate<number>('document.documentElement.scrollWidth - window.innerWidth');
     expect(overflow).toBeLessThanOrEqual(0);
     await page.screenshot({ path: 'test-results/dashboard-phone.png', fullPage: true });
-    expect(cspViolations).toEqual([]);
+    expect(browser.cspViolations).toEqual([]);
   });
 });

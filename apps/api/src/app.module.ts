@@ -18,8 +18,11 @@ import { MetricsController } from './metrics/metrics.controller.js';
 import { NotificationsController } from './notifications/notifications.controller.js';
 import { OpsController } from './ops/ops.controller.js';
 import { OpsPageController } from './ops/ops-page.controller.js';
+import { DeliveryOpsService } from './ops/delivery-ops.service.js';
 import { QueueOpsService } from './ops/queue-ops.service.js';
 import { TokenCleanupController } from './ops/token-cleanup.controller.js';
+import { UserOpsController } from './ops/user-ops.controller.js';
+import { UserOpsService } from './ops/user-ops.service.js';
 import { RemindersController } from './reminders/reminders.controller.js';
 import { ProblemDetailsFilter } from './http/problem-details.filter.js';
 import { rateLimiting } from './http/rate-limit.guard.js';
@@ -70,12 +73,15 @@ export class ApiModule {
         RemindersController,
         OpsController,
         OpsPageController,
+        UserOpsController,
         NotificationsController,
         TokenCleanupController,
       ],
       providers: [
         ...queueMetrics,
         QueueOpsService,
+        UserOpsService,
+        DeliveryOpsService,
         TokenVerifier,
         // Guards run in this order: the IP limit, authentication, the per-user limit.
         ...rateLimit.beforeAuth,

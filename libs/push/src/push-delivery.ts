@@ -1,4 +1,5 @@
 import { collapseIdFor } from './collapse-id.js';
+import type { PushMetrics } from './metrics.js';
 import type { PushMessage, PushOutcome, PushPlatform, PushProvider, SqlExecutor } from './push-provider.js';
 import type { PushProviders } from './provider-registry.js';
 
@@ -82,6 +83,7 @@ export class PushDelivery {
     private readonly db: SqlExecutor,
     private readonly providers: PushProviders,
     private readonly clock: DeliveryClock,
+    private readonly metrics?: PushMetrics,
   ) {}
 
   /** deliverMany for one job. */
@@ -145,7 +147,10 @@ export class PushDelivery {
     await this.markSending(sends);
     await this.sendAll(sends);
     await this.recordOutcomes(sends);
-    for (const send of sends) count(send.summary, send.device, send.outcome!);
+    for (const send of sends) {
+      count(send.summary, send.device, send.outcome!);
+      this.metrics?.record(send.provider.name, send.outcome!.kind);
+    }
     return summaries;
   }
 

@@ -1,9 +1,11 @@
 import { type DynamicModule, Global, Inject, Injectable, Module, type OnApplicationShutdown } from '@nestjs/common';
 import type pg from 'pg';
 import type { Logger } from 'pino';
+import { Registry } from 'prom-client';
 import { Clock, CONFIG, type Config, LOGGER } from '@nudge/config';
 import { PG_POOL } from '@nudge/database';
 import { createPushProviders, describePushProviders, type PushProviderDependencies, type PushProviders } from './provider-registry.js';
+import { PushMetrics } from './metrics.js';
 import { PushDelivery } from './push-delivery.js';
 
 export const PUSH_PROVIDERS = Symbol('PUSH_PROVIDERS');
@@ -48,8 +50,9 @@ class PushProvidersLifecycle implements OnApplicationShutdown {
     },
     {
       provide: PushDelivery,
-      inject: [PG_POOL, PUSH_PROVIDERS, Clock],
-      useFactory: (pool: pg.Pool, providers: PushProviders, clock: Clock) => new PushDelivery(pool, providers, clock),
+      inject: [PG_POOL, PUSH_PROVIDERS, Clock, Registry],
+      useFactory: (pool: pg.Pool, providers: PushProviders, clock: Clock, registry: Registry) =>
+        new PushDelivery(pool, providers, clock, new PushMetrics(registry)),
     },
     PushProvidersLifecycle,
   ],

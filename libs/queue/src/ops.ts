@@ -170,6 +170,28 @@ export async function getJob(executor: QueryExecutor, id: string | number | bigi
   return { ...job, history: withSuccess(job, runs.map(toJobRun)) };
 }
 
+/** Several jobs by id (ids that are not job ids, or jobs pruned since, are absent), keyed by id. */
+export async function getJobs(executor: QueryExecutor, ids: readonly (string | number | bigint)[]): Promise<Map<string, Job>> {
+  const valid = ids.map((id) => parseJobId(id)).filter((id): id is string => id !== null);
+  if (valid.length === 0) return new Map();
+  const rows = await queryRows<JobRow>(executor, SQL.GET_JOBS, [valid]);
+  return new Map(rows.map((row) => toJob(row)).map((job) => [job.id, job]));
+}
+
+export interface DueMinute {
+  /** Start of the minute. */
+  minute: Date;
+  kind: string;
+  /** Queued jobs whose run_at falls in that minute. */
+  due: number;
+}
+
+/** Queued jobs coming due in [from, to), per minute and kind, oldest first; minutes with none are absent. */
+export async function dueByMinute(executor: QueryExecutor, from: Date, to: Date): Promise<DueMinute[]> {
+  const rows = await queryRows<{ minute: Date | string; kind: string; due: number }>(executor, SQL.DUE_BY_MINUTE, [from, to]);
+  return rows.map((r) => ({ minute: toDate(r.minute), kind: r.kind, due: r.due }));
+}
+
 /** Histories of several jobs in one query (e.g. a reminder's deliveries), keyed by job id. */
 export async function getJobHistories(executor: QueryExecutor, jobs: readonly Job[]): Promise<Map<string, JobRun[]>> {
   const result = new Map<string, JobRun[]>(jobs.map((job) => [job.id, []]));

@@ -413,6 +413,18 @@ LIMIT $4`;
 
 export const GET_JOB = `SELECT ${JOB_COLUMNS} FROM jobs WHERE id = $1`;
 
+// Several jobs by id (an operator's view of a user's deliveries): a primary key probe each.
+export const GET_JOBS = `SELECT ${JOB_COLUMNS} FROM jobs WHERE id = ANY($1::bigint[])`;
+
+// Queued jobs coming due per minute and kind (the herds ahead). A range of
+// jobs_runnable_idx on run_at (PostgreSQL 18 skips over its leading priority);
+// it reads as many rows as are coming due, so the dashboard asks once a minute.
+export const DUE_BY_MINUTE = `
+SELECT date_trunc('minute', run_at) AS minute, kind, count(*)::integer AS due
+FROM jobs
+WHERE status = 'queued' AND run_at >= $1 AND run_at < $2
+GROUP BY 1, 2 ORDER BY 1, 2`;
+
 export const JOB_RUNS = `
 SELECT attempt, worker, started_at, finished_at, outcome, error, next_run_at
 FROM job_runs WHERE job_id = $1 ORDER BY id`;

@@ -8,3 +8,4 @@ export * from './reminder-sweep.js';
 export * from './occurrence-scheduler.js';
 export * from './occurrences.service.js';
 export * from './occurrences.repository.js';
+export * from './occurrence-timeline.js';

@@ -39,5 +39,9 @@ export function opsClient(token) {
     cancel: (id) => call('POST', `/v1/ops/jobs/${encodeURIComponent(id)}/cancel`),
     pause: (kind) => call('POST', `/v1/ops/kinds/${encodeURIComponent(kind)}/pause`),
     resume: (kind) => call('POST', `/v1/ops/kinds/${encodeURIComponent(kind)}/resume`),
+    user: (id) => call('GET', `/v1/ops/users/${encodeURIComponent(id)}`),
+    timeline: (id, cursor) => call('GET', `/v1/ops/users/${encodeURIComponent(id)}/timeline?${new URLSearchParams({ cursor })}`),
+    health: () => call('GET', '/v1/ops/delivery-health'),
+    upcoming: () => call('GET', '/v1/ops/upcoming'),
   };
 }

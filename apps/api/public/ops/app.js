@@ -2,15 +2,19 @@
 // textContent only, so nothing from a job (errors, payloads) is ever parsed as HTML.
 import { ApiError, opsClient } from './api.js';
 import { lineChart } from './chart.js';
+import { clearDelivery, renderHealth, renderUpcoming } from './delivery-view.js';
+import { $, cell, fillFields } from './dom.js';
+import { createUserView } from './user-view.js';
 
 const REFRESH_MS = 5000;
+// What is coming reads every queued job of the next day: once a minute is enough.
+const UPCOMING_MS = 60_000;
 const HOUR_MS = 3_600_000;
 const TOKEN_KEY = 'nudge-ops-token';
 // Past these, a figure is coloured (and says so in words, for those who do not see the colour).
 const AGE_WARN_S = 60;
 const AGE_ALERT_S = 300;
 
-const $ = (id) => document.getElementById(id);
 const state = {
   client: null,
   timer: null,
@@ -18,6 +22,7 @@ const state = {
   serverNow: Date.now(),
   detailId: null,
   busy: false,
+  upcomingAt: 0,
 };
 
 function duration(seconds) {
@@ -32,20 +37,7 @@ function when(iso) {
   return iso ? new Date(iso).toLocaleString() : '—';
 }
 
-function cell(row, label, value, level) {
-  const td = document.createElement('td');
-  td.dataset.label = label;
-  td.textContent = value;
-  if (level) {
-    td.classList.add(level);
-    const note = document.createElement('span');
-    note.className = 'visually-hidden';
-    note.textContent = level === 'alert' ? ' (alert)' : ' (warning)';
-    td.append(note);
-  }
-  row.append(td);
-  return td;
-}
+const userView = createUserView({ client: () => state.client, describe });
 
 function showError(message) {
   $('error').textContent = message;
@@ -67,7 +59,10 @@ function signOut(message = '') {
   state.client = null;
   state.samples = [];
   state.detailId = null;
+  state.upcomingAt = 0;
   sessionStorage.removeItem(TOKEN_KEY);
+  userView.clear();
+  clearDelivery();
   // No figures stay on screen once the token is gone or refused.
   for (const id of ['queue-table', 'jobs-table', 'history-table']) $(id).tBodies[0].replaceChildren();
   $('dashboard').hidden = true;
@@ -119,6 +114,11 @@ async function refresh() {
   state.serverNow = Date.parse(stats.generatedAt);
   renderQueue(stats);
   renderCharts(stats);
+  renderHealth(await client.health());
+  if (Date.now() - state.upcomingAt >= UPCOMING_MS) {
+    renderUpcoming(await client.upcoming());
+    state.upcomingAt = Date.now();
+  }
   await refreshJobs();
   $('updated').textContent = `Updated ${new Date().toLocaleTimeString()}`;
 }
@@ -304,15 +304,7 @@ async function openJob(id, { focus = true } = {}) {
       ['Acted on', when(occurrence.actedAt)],
     );
   }
-  $('detail-fields').replaceChildren(
-    ...fields.flatMap(([term, value]) => {
-      const dt = document.createElement('dt');
-      dt.textContent = term;
-      const dd = document.createElement('dd');
-      dd.textContent = value;
-      return [dt, dd];
-    }),
-  );
+  fillFields($('detail-fields'), fields);
   $('detail-actions').replaceChildren(...actionButtons(job, 'detail'));
   $('detail-payload').textContent = JSON.stringify(job.payload, null, 2);
   const history = job.history.map((run) => {
@@ -394,6 +386,7 @@ document.addEventListener('DOMContentLoaded', () => {
     if (token) signIn(token);
   });
   $('sign-out').addEventListener('click', () => signOut());
+  userView.wire();
   $('detail-close').addEventListener('click', () => {
     const id = state.detailId;
     state.detailId = null;
