@@ -29,6 +29,9 @@ export class QueueMetrics {
   readonly snoozed: Counter<'kind'>;
   readonly reaped: Counter<'kind' | 'outcome'>;
   readonly leasesLost: Counter<'kind'>;
+  readonly timedOut: Counter<'kind'>;
+  /** This process's handlers still running past their kind's timeout (given-up ones included). */
+  readonly pastTimeout: Gauge<'kind'>;
   readonly duration: Histogram<'kind' | 'outcome'>;
   readonly ready: Gauge<'kind'>;
   readonly oldestReadyAge: Gauge<'kind'>;
@@ -84,6 +87,18 @@ export class QueueMetrics {
     this.leasesLost = new Counter({
       name: 'queue_leases_lost_total',
       help: 'Jobs this process held whose lease another took over',
+      labelNames: ['kind'],
+      registers,
+    });
+    this.timedOut = new Counter({
+      name: 'queue_jobs_timed_out_total',
+      help: "Attempts whose handler ran past its kind's timeout (signal aborted, attempt failed)",
+      labelNames: ['kind'],
+      registers,
+    });
+    this.pastTimeout = new Gauge({
+      name: 'queue_jobs_past_timeout',
+      help: "Handlers of this process still running past their kind's timeout (a hung handler holds its slot until it returns)",
       labelNames: ['kind'],
       registers,
     });
