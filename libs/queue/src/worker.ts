@@ -268,6 +268,8 @@ export class Worker {
   private setKind(kind: string, options: KindOptions): void {
     const merged = checkKindOptions(kind, { ...this.kindOptions.get(kind), ...options });
     this.kindOptions.set(kind, merged);
+    // A series from the start (0), so that dashboards and alerts see the kind before anything times out.
+    if (merged.timeoutMs !== undefined) this.metrics?.pastTimeout.inc({ kind }, 0);
     this.kinds = [...this.handlers.keys(), ...this.batchHandlers.keys()];
     if (!this.laneByKind.has(kind)) {
       const lane =
