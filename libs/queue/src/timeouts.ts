@@ -46,3 +46,24 @@ export function timeoutFailure(active: ActiveJob, error: unknown): unknown {
 export function timeoutCheckIntervalMs(timeoutsMs: number[], graceMs: number): number {
   return Math.min(1000, Math.max(10, Math.floor(Math.min(graceMs, ...timeoutsMs) / 4)));
 }
+
+/**
+ * Whether `promise` settles (either way) before `until` (wall-clock ms). The
+ * shutdown's waits go through this, so that an unresponsive database cannot
+ * hold stop() past its deadline.
+ */
+export async function settlesBy(promise: Promise<unknown>, until: number): Promise<boolean> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<false>((resolve) => (timer = setTimeout(() => resolve(false), Math.max(0, until - Date.now()))));
+  try {
+    return await Promise.race([
+      promise.then(
+        () => true,
+        () => true,
+      ),
+      late,
+    ]);
+  } finally {
+    clearTimeout(timer);
+  }
+}

@@ -18,7 +18,7 @@ import {
 import { checkKindOptions, Lane, type KindOptions } from './lanes.js';
 import type { QueueMetrics } from './metrics.js';
 import * as SQL from './sql.js';
-import { checkTimeouts, timeoutCheckIntervalMs, timeoutFailure } from './timeouts.js';
+import { checkTimeouts, settlesBy, timeoutCheckIntervalMs, timeoutFailure } from './timeouts.js';
 import {
   silentLogger,
   systemClock,
@@ -355,39 +355,59 @@ export class Worker {
     return this.stopPromise;
   }
 
+  // Every wait is bounded, so an unresponsive database cannot hold stop()
+  // past deadline + wind-down + the last writes' allowance: waits before the
+  // deadline end at it, and the writes after it (interruptions, completions)
+  // get at most a fifth of the deadline more (0.2–5 s); what is still unwritten
+  // then is left to the reaper (its leases lapse).
   private async shutdown(deadlineMs: number): Promise<void> {
     const deadline = Date.now() + deadlineMs;
+    const windDownMs = Math.min(1000, Math.max(100, deadlineMs / 10));
+    const lastWrites = deadline + windDownMs + Math.min(5000, Math.max(200, deadlineMs / 5));
     this.stopDeadline = deadline;
     this.stopping = true;
     this.wakeWork?.();
     if (this.recurringTimer) clearTimeout(this.recurringTimer);
     if (this.listenerRetry) clearTimeout(this.listenerRetry);
-    await this.closeListener();
-    await this.claimLoopDone?.catch(() => undefined);
-
-    for (const lane of this.lanes) await this.releaseUnstarted(lane);
-
-    if (this.running > this.stuck.size) {
-      await Promise.race([this.allHandlersSettled(), sleep(Math.max(0, deadline - Date.now()))]);
+    await settlesBy(this.closeListener(), deadline);
+    if (this.claimLoopDone && !(await settlesBy(this.claimLoopDone, deadline))) {
+      this.logger.warn(
+        { workerId: this.workerId },
+        'queue: a claim did not return by the shutdown deadline; its jobs are left to the reaper',
+      );
     }
+
+    await settlesBy(Promise.all(this.lanes.map((lane) => this.releaseUnstarted(lane))), deadline);
+
+    if (this.running > this.stuck.size) await settlesBy(this.allHandlersSettled(), deadline);
     if (this.running > this.stuck.size) {
       const reason = new ShutdownError(`worker ${this.workerId} is stopping and its deadline passed`);
       for (const active of this.held.values()) if (active.state === 'running') active.abort(reason);
       // A handler that honours its signal gets a moment to wind down.
-      await Promise.race([this.allHandlersSettled(), sleep(Math.min(1000, Math.max(100, deadlineMs / 10)))]);
+      await settlesBy(this.allHandlersSettled(), Date.now() + windDownMs);
       for (const active of [...this.held.values()]) {
         if (active.state === 'running' && !active.withPromise) {
+          // Still running: back in the queue, but not before its lease would have
+          // lapsed, so that no other worker starts it while this handler may still run.
           this.unrun(active);
-          this.track(this.interrupt(active, reason));
+          this.track(this.interrupt(active, reason, new Date(Math.max(this.clock.now().getTime(), active.leaseUntil))));
         }
       }
     }
     this.flushNow();
-    while (this.writes.size > 0) await Promise.allSettled([...this.writes]);
+    while (this.writes.size > 0) {
+      if (!(await settlesBy(Promise.allSettled([...this.writes]), lastWrites))) {
+        this.logger.error(
+          { workerId: this.workerId, writes: this.writes.size },
+          'queue: writes still pending at the shutdown deadline; their jobs are left to the reaper',
+        );
+        break;
+      }
+    }
     if (this.heartbeatTimer) clearInterval(this.heartbeatTimer);
     if (this.timeoutTimer) clearInterval(this.timeoutTimer);
     if (this.flushTimer) clearTimeout(this.flushTimer);
-    if (this.ownsPool) await this.pool.end().catch(() => undefined);
+    if (this.ownsPool) await settlesBy(this.pool.end(), lastWrites);
     this.logger.info({ workerId: this.workerId }, 'queue worker stopped');
   }
 
@@ -873,7 +893,8 @@ export class Worker {
         }
         return;
       }
-      if (this.stopping && active.abortReason instanceof ShutdownError) {
+      // Aborted at the shutdown deadline: back in the queue, unless the handler said retrying cannot help.
+      if (this.stopping && active.abortReason instanceof ShutdownError && !(error instanceof PermanentJobError)) {
         await this.interrupt(active, error);
         return;
       }
@@ -922,7 +943,7 @@ export class Worker {
     }
   }
 
-  private async interrupt(active: ActiveJob, reason: unknown): Promise<void> {
+  private async interrupt(active: ActiveJob, reason: unknown, runAt?: Date): Promise<void> {
     active.state = 'finishing';
     const now = this.clock.now();
     try {
@@ -931,7 +952,7 @@ export class Worker {
         this.workerId,
         active.token,
         now,
-        now,
+        runAt ?? now,
         errorText(reason),
         active.startedAt,
         'interrupted',
