@@ -18,6 +18,8 @@ import {
 import { checkKindOptions, Lane, type KindOptions } from './lanes.js';
 import type { QueueMetrics } from './metrics.js';
 import * as SQL from './sql.js';
+import { WakeListener } from './wake-listener.js';
+import { checkKind, isConnectionError, positiveInt, type HousekeepingOptions, type WorkerOptions } from './worker-options.js';
 import { checkTimeouts, settlesBy, timeoutCheckIntervalMs, timeoutFailure } from './timeouts.js';
 import {
   silentLogger,
@@ -32,75 +34,7 @@ import {
   type RandomSource,
 } from './types.js';
 
-export interface HousekeepingOptions {
-  /** How often the reaper job runs. Default: a third of the lease, at least 5 s. */
-  reapEverySeconds?: number;
-  /** How often the prune job runs. Default 3600. */
-  pruneEverySeconds?: number;
-  /** Succeeded and cancelled jobs finished longer ago than this are deleted. Default 14. */
-  retentionDays?: number;
-  /** Dead jobs are kept longer, for someone to look at or retry: deleted after this many days. Default 30. */
-  deadRetentionDays?: number;
-}
-
-export interface WorkerOptions {
-  /** Where to connect; the worker then owns a small pool of its own (poolSize). */
-  connectionString?: string;
-  /** Or a pool to use (not ended by stop()). Keep it for the queue: the hot path should not wait behind other queries. */
-  pool?: pg.Pool;
-  /** Connections of the worker's own pool. Default 8 (claim, flushes, heartbeat, failures, and the completeWith transactions of batches in flight). */
-  poolSize?: number;
-  /** Written to locked_by and the history. Default host:pid:random. */
-  workerId?: string;
-  handlers?: Record<string, JobHandler>;
-  /** Per-kind options (timeout, slots of its own), merged under those given to register()/registerBatch(). */
-  kinds?: Record<string, KindOptions>;
-  /** How long a handler past its timeout may take to stop before its job is given up (its lease left to lapse). Default 5000 ms. */
-  timeoutGraceMs?: number;
-  /** Handlers running at once in the shared slots (kinds without slots of their own). Default 100. No-op benchmarks want thousands; I/O-bound handlers tens to hundreds. */
-  concurrency?: number;
-  /** Jobs claimed per round trip, and completions per flush. Default 200. The local buffer holds up to one batch beyond `concurrency`. */
-  batchSize?: number;
-  /** A partial batch of completions waits at most this long. Default 10 ms. */
-  flushIntervalMs?: number;
-  /** Claim attempts while idle when no NOTIFY arrives (also picks up jobs that became due). Default 1000 ms. */
-  pollIntervalMs?: number;
-  /** A claimed job is this worker's for this long, renewed by heartbeats. Default 60 s. */
-  leaseSeconds?: number;
-  /** Default: a third of the lease. */
-  heartbeatIntervalMs?: number;
-  /**
-   * Whether the worker's own connections (not a pool passed in) wait for each
-   * claim, completion and failure to reach disk. Default false: after a
-   * PostgreSQL crash the last fraction of a second of those writes may be
-   * gone, which can only make a job run again (a claim undone puts it back in
-   * the queue, a completion undone lets its lease expire) — the queue's
-   * at-least-once promise, never a lost job. Enqueues happen in the caller's
-   * transaction and completeWith transactions are always synchronous, so no
-   * job and no handler write is lost. Waiting for the disk on every batch
-   * costs about half the throughput on ordinary disks.
-   */
-  synchronousCommit?: boolean;
-  /** LISTEN for enqueue notifications. Default true. */
-  listen?: boolean;
-  /** Reaper and pruning as recurring jobs run by this worker; false to leave them to others. Default on. */
-  housekeeping?: HousekeepingOptions | false;
-  /** Further recurring jobs this worker schedules (it must handle their kinds, or another worker must). */
-  recurring?: RecurringJob[];
-  /**
-   * Bounds on SnoozeJob: a snooze to the past runs the job `minDelaySeconds`
-   * from now (default 5; it would otherwise run again at the poll rate), and
-   * a job snoozed more than `maxInARow` times in a row without running to an
-   * end is dead with that reason (default 100).
-   */
-  snooze?: { minDelaySeconds?: number; maxInARow?: number };
-  /** Retry delays: base and cap of the exponential backoff, seconds. Defaults 30 and 21600. */
-  backoff?: { baseSeconds?: number; capSeconds?: number };
-  clock?: QueueClock;
-  random?: RandomSource;
-  logger?: QueueLogger;
-  metrics?: QueueMetrics;
-}
+export type { HousekeepingOptions, WorkerOptions } from './worker-options.js';
 
 function sleep(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms));
@@ -169,8 +103,7 @@ export class Worker {
   private heartbeatTimer: NodeJS.Timeout | null = null;
   private heartbeatInFlight = false;
   private recurringTimer: NodeJS.Timeout | null = null;
-  private listener: pg.Client | null = null;
-  private listenerRetry: NodeJS.Timeout | null = null;
+  private listener: WakeListener | null = null;
 
   constructor(options: WorkerOptions) {
     if (options.pool) {
@@ -312,7 +245,10 @@ export class Worker {
     if (this.started) throw new Error('worker already started');
     if (this.stopping) throw new Error('worker was stopped');
     this.started = true;
-    if (this.listen) await this.connectListener();
+    if (this.listen) {
+      this.listener = new WakeListener(this.pool.options as pg.ClientConfig, () => this.onWork(), this.logger, this.workerId);
+      await this.listener.connect();
+    }
     this.heartbeatTimer = setInterval(() => void this.extendLeases(), this.heartbeatIntervalMs);
     this.heartbeatTimer.unref?.();
     this.scheduleTimeoutChecks();
@@ -368,8 +304,7 @@ export class Worker {
     this.stopping = true;
     this.wakeWork?.();
     if (this.recurringTimer) clearTimeout(this.recurringTimer);
-    if (this.listenerRetry) clearTimeout(this.listenerRetry);
-    await settlesBy(this.closeListener(), deadline);
+    if (this.listener) await settlesBy(this.listener.close(), deadline);
     if (this.claimLoopDone && !(await settlesBy(this.claimLoopDone, deadline))) {
       this.logger.warn(
         { workerId: this.workerId },
@@ -1202,53 +1137,6 @@ export class Worker {
     this.recurringTimer.unref?.();
   }
 
-  // ---- LISTEN ------------------------------------------------------------
-
-  private async connectListener(): Promise<void> {
-    const client = new pg.Client({ ...this.pool.options, application_name: 'queue-listener' } as pg.ClientConfig);
-    const retry = () => {
-      if (this.listener === client) this.listener = null;
-      client.removeAllListeners();
-      client.on('error', () => undefined);
-      client.end().catch(() => undefined);
-      if (this.stopping || this.listenerRetry) return;
-      this.listenerRetry = setTimeout(() => {
-        this.listenerRetry = null;
-        void this.connectListener();
-      }, 2000);
-      this.listenerRetry.unref?.();
-    };
-    client.on('notification', () => this.onWork());
-    client.on('error', (err) => {
-      this.logger.warn({ err, workerId: this.workerId }, 'queue listener lost its connection; polling until it is back');
-      retry();
-    });
-    client.on('end', retry);
-    try {
-      await client.connect();
-      await client.query(`LISTEN ${SQL.WAKE_CHANNEL}`);
-      if (this.stopping) {
-        await client.end().catch(() => undefined);
-        return;
-      }
-      this.listener = client;
-      // Anything enqueued while we were not listening.
-      this.onWork();
-    } catch (err) {
-      this.logger.warn({ err, workerId: this.workerId }, 'queue listener could not connect; polling meanwhile');
-      retry();
-    }
-  }
-
-  private async closeListener(): Promise<void> {
-    const client = this.listener;
-    this.listener = null;
-    if (!client) return;
-    client.removeAllListeners();
-    client.on('error', () => undefined);
-    await client.end().catch(() => undefined);
-  }
-
   // ---- misc --------------------------------------------------------------
 
   private track(promise: Promise<void>): void {
@@ -1260,25 +1148,4 @@ export class Worker {
     const job = active.job;
     return { jobId: job.id, kind: job.kind, attempt: job.attempts, idempotencyKey: job.idempotencyKey, workerId: this.workerId };
   }
-}
-
-/**
- * A failure of the connection or the server's state rather than of the
- * statement: no SQLSTATE (a socket error, a terminated connection), or
- * class 08 (connection), 53 (resources), 57 (operator intervention: shutdown,
- * restart), 58 (system) or 40 (serialization failure, deadlock).
- */
-function isConnectionError(err: unknown): boolean {
-  const code = (err as { code?: unknown } | null)?.code;
-  if (typeof code !== 'string' || !/^[0-9A-Z]{5}$/.test(code)) return true;
-  return ['08', '53', '57', '58', '40'].includes(code.slice(0, 2));
-}
-
-function checkKind(kind: string): void {
-  if (typeof kind !== 'string' || kind.length === 0) throw new TypeError('job kind must be a non-empty string');
-}
-
-function positiveInt(name: string, value: number): number {
-  if (!Number.isInteger(value) || value < 1) throw new RangeError(`${name} must be a positive integer, got ${value}`);
-  return value;
 }
