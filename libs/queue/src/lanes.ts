@@ -62,6 +62,10 @@ export class Lane {
   waitingForRoom = false;
   /** The kinds it claims (set by the worker as handlers are registered). */
   kinds: string[] = [];
+  /** Its last claim got all it asked for: there may be more. */
+  backlog = false;
+  /** When (performance.now()) it last claimed. */
+  claimedAt = -Infinity;
 
   constructor(
     /** The kind it is for; null for the shared lane. */

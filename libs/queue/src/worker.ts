@@ -355,14 +355,21 @@ export class Worker {
 
   private async claimLoop(): Promise<void> {
     let failures = 0;
+    let woken = true;
     while (!this.stopping) {
       // Each lane's buffer holds at most one batch beyond what its handlers
       // run; a lane claims again once half a batch of room is free, so the
       // next batch arrives while the current one is still running. A lane
       // without room waits for a release (which wakes this loop), the others
-      // for work.
+      // for work. On a round that only continues a full claim (no NOTIFY,
+      // poll or release since), a lane whose last claim came up short is
+      // asked again only once a poll interval has passed: its claim walks
+      // the runnable index past the other kinds' ready jobs, which during a
+      // herd are many.
+      woken ||= this.workPending;
       this.workPending = false;
       let more = false;
+      const now = performance.now();
       try {
         for (const lane of this.lanes) {
           lane.waitingForRoom = false;
@@ -371,17 +378,25 @@ export class Worker {
             lane.waitingForRoom = true;
             continue;
           }
+          if (!woken && !lane.backlog && now - lane.claimedAt < this.pollIntervalMs) continue;
           const asked = Math.min(lane.batchSize, lane.room);
-          if ((await this.claim(lane, asked)) >= asked) more = true;
+          lane.backlog = (await this.claim(lane, asked)) >= asked;
+          lane.claimedAt = now;
+          if (lane.backlog) more = true;
         }
         failures = 0;
       } catch (err) {
         failures++;
         this.logger.error({ err, workerId: this.workerId }, 'queue claim failed');
         await this.waitForWork(Math.min(30_000, this.pollIntervalMs * 2 ** Math.min(failures, 5)));
+        woken = true;
         continue;
       }
-      if (!more) await this.waitForWork(this.pollIntervalMs);
+      woken = false;
+      if (!more) {
+        await this.waitForWork(this.pollIntervalMs);
+        woken = true;
+      }
     }
   }
 
