@@ -62,7 +62,9 @@ describe('observability: /metrics and the alert rules', () => {
   let ops: string;
   beforeAll(async () => {
     db = await createTestDatabase();
-    api = await startTestApi({ databaseUrl: db.url });
+    // ROLE=all with the worker's handlers registered but not claiming: its /metrics shows the API's, the queue's
+    // gauges and the worker's own (queue_jobs_past_timeout), as a worker's WORKER_METRICS_PORT does.
+    api = await startTestApi({ databaseUrl: db.url, worker: { runWorker: false } });
     ops = await api.token('admin', ['ops']);
     // A little of everything, so that every queue gauge has a series.
     const now = api.clock.now();
@@ -72,7 +74,7 @@ describe('observability: /metrics and the alert rules', () => {
     expect(ready.created).toBe(true);
     await db.pool.query(`UPDATE jobs SET status = 'dead', last_error = 'no', finished_at = $2 WHERE id = $1`, [dead.job.id, now]);
     await db.pool.query(
-      `UPDATE jobs SET status = 'running', locked_at = $2, locked_until = $2::timestamptz - interval '1 minute', locked_by = 'gone' WHERE id = $1`,
+      `UPDATE jobs SET status = 'running', locked_at = $2::timestamptz - interval '90 seconds', locked_until = $2::timestamptz - interval '1 minute', locked_by = 'gone' WHERE id = $1`,
       [stuck.job.id, now],
     );
   });
@@ -111,6 +113,10 @@ describe('observability: /metrics and the alert rules', () => {
     expect(sample(text, 'queue_oldest_ready_age_seconds', { kind: 'send_reminder' })).toBe(120);
     expect(sample(text, 'queue_jobs_dead', { kind: 'send_reminder' })).toBe(1);
     expect(sample(text, 'queue_jobs_stuck', { kind: 'send_notification' })).toBe(1);
+    expect(sample(text, 'queue_oldest_running_age_seconds', { kind: 'send_notification' })).toBe(90);
+    // This process's handlers past their timeout: a series for each kind with a timeout, 0 while none is.
+    expect(sample(text, 'queue_jobs_past_timeout', { kind: 'send_notification' })).toBe(0);
+    expect(sample(text, 'queue_jobs_past_timeout', { kind: 'send_reminder' })).toBe(0);
   });
 
   it('has alert rules, each on metrics that a real scrape exposes', async () => {
@@ -118,7 +124,9 @@ describe('observability: /metrics and the alert rules', () => {
     const rules: any[] = file.groups.flatMap((g: { rules: unknown[] }) => g.rules);
     const names = rules.map((r) => r.alert);
     // The three symptoms the runbook promises.
-    expect(names).toEqual(expect.arrayContaining(['NudgeQueueBacklog', 'NudgeDeadJobsGrowing', 'NudgeJobsStuck', 'NudgePushFailureRatio']));
+    expect(names).toEqual(
+      expect.arrayContaining(['NudgeQueueBacklog', 'NudgeDeadJobsGrowing', 'NudgeJobsStuck', 'NudgePushFailureRatio', 'NudgeWorkerWedged']),
+    );
 
     await api.request('GET', '/v1/ops/queue', { token: ops });
     const text = await scrape();

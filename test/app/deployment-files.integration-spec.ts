@@ -25,6 +25,13 @@ describe('docker-compose.yml', () => {
     }
   });
 
+  it("gives the worker longer to stop than its shutdown can take (Docker's default of 10 s would SIGKILL it mid-stop)", () => {
+    // QueueModule's shutdownDeadlineMs (30 s) + the handlers' wind-down (at most 1 s) + the last writes (at most 5 s).
+    const grace = /^(\d+)s$/.exec(String(compose.services.worker.stop_grace_period));
+    expect(grace, 'worker.stop_grace_period in seconds').not.toBeNull();
+    expect(Number(grace![1])).toBeGreaterThan(30 + 1 + 5);
+  });
+
   it('builds from a Dockerfile whose commands start the built apps', () => {
     const dockerfile = readFileSync('Dockerfile', 'utf8');
     expect(dockerfile).toMatch(/npm ci/);

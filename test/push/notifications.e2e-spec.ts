@@ -315,6 +315,20 @@ describe('push delivery end to end', () => {
       expect(performance.now() - started).toBeGreaterThanOrEqual(1_900);
       expect(await ledger(jobId)).toEqual([{ status: 'sent', skip_reason: null, error: null, token: 'sim-slow-n1' }]);
     });
+
+    it('sim-hang-: at SEND_NOTIFICATION_TIMEOUT_SECONDS (30 s) the provider call is aborted and the job retries with backoff; nothing was sent', async () => {
+      await user('n-hang', ['sim-hang-n1']);
+      const jobId = await notify({ userId: 'n-hang' });
+      await eventually(async () => ((await jobRow(jobId)).status === 'running' ? true : undefined), 'the job to start');
+      const startedAt = api.clock.now().getTime();
+      api.clock.set(new Date(startedAt + 30_000)); // the worker checks its timeouts against the injected clock
+      const row = await ran(jobId);
+      expect(row).toMatchObject({ status: 'queued', attempts: 1 });
+      expect(row.last_error).toMatch(/^JobTimeoutError: handler did not finish within its timeout of 30000 ms/);
+      expect(row.run_at.getTime()).toBeGreaterThanOrEqual(startedAt + 30_000 + 15_000); // backoff, not at once
+      expect(await ledger(jobId)).toEqual([{ status: 'sending', skip_reason: null, error: null, token: 'sim-hang-n1' }]);
+      expect((await db.pool.query(`SELECT count(*)::int AS n FROM simulated_pushes WHERE push_token = 'sim-hang-n1'`)).rows[0].n).toBe(0);
+    });
   });
 
   describe('payload rules for reminders', () => {

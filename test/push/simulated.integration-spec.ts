@@ -72,6 +72,29 @@ describe('SimulatedPushProvider', () => {
     expect(await rowsFor('sim-429-abc')).toMatchObject([{ outcome: 'transient' }]);
   });
 
+  it('never answers sim-hang- tokens: the call ends only when its signal aborts, and nothing is recorded', async () => {
+    const controller = new AbortController();
+    let settled = false;
+    const call = provider.send(message('sim-hang-abc'), { signal: controller.signal }).finally(() => (settled = true));
+    await new Promise((r) => setTimeout(r, 200));
+    expect(settled).toBe(false);
+    const reason = new Error('timed out');
+    controller.abort(reason);
+    await expect(call).rejects.toBe(reason);
+    expect(await rowsFor('sim-hang-abc')).toEqual([]);
+  });
+
+  it('hangAll (SIMULATED_PUSH_HANG=1): every call hangs, deaf to its signal', async () => {
+    const wedged = new SimulatedPushProvider(db.pool, { hangAll: true });
+    const controller = new AbortController();
+    let settled = false;
+    void wedged.send(message('wedged-ordinary'), { signal: controller.signal }).finally(() => (settled = true));
+    controller.abort(new Error('timed out'));
+    await new Promise((r) => setTimeout(r, 200));
+    expect(settled).toBe(false);
+    expect(await rowsFor('wedged-ordinary')).toEqual([]);
+  });
+
   it('answers sim-500- tokens with a transient failure and no Retry-After', async () => {
     const outcome = await provider.send(message('sim-500-abc'));
     expect(outcome).toEqual({ kind: 'transient', reason: 'simulated: 500 InternalServerError' });

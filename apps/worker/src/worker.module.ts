@@ -59,6 +59,16 @@ export class WorkerModule {
           connectionString: options.databaseUrl,
           concurrency: config.workerConcurrency,
           leaseSeconds: config.jobLeaseSeconds,
+          // Per kind: a timeout, so a hung provider call cannot hold a job (or a slot's buffer) for ever; and
+          // send_notification's own slots, so a reminder herd never delays an event push by more than a batch.
+          kinds: {
+            [SEND_REMINDER]: { timeoutMs: config.jobTimeouts.sendReminderSeconds * 1000 },
+            [SEND_NOTIFICATION]: {
+              timeoutMs: config.jobTimeouts.sendNotificationSeconds * 1000,
+              ...(config.notificationConcurrency > 0 ? { concurrency: config.notificationConcurrency } : {}),
+            },
+          },
+          timeoutGraceMs: config.jobTimeouts.graceSeconds * 1000,
           housekeeping: { retentionDays: config.jobRetentionDays, deadRetentionDays: config.jobDeadRetentionDays },
           recurring: [
             { kind: REMINDER_SWEEP, everySeconds: 600 },

@@ -15,7 +15,11 @@ export interface Config {
   /** Tokens from an identity provider (RS256/ES256 against its JWKS); undefined: HS256 only. */
   authProvider: AuthProviderConfig | undefined;
   workerConcurrency: number;
+  /** Slots of a worker process that only send_notification jobs use (a reminder herd cannot take them); 0: they share workerConcurrency. */
+  notificationConcurrency: number;
   jobLeaseSeconds: number;
+  /** How long a handler may run before its signal is aborted and the attempt fails (seconds), and how long it then has to stop before its job is given up to the reaper. */
+  jobTimeouts: { sendReminderSeconds: number; sendNotificationSeconds: number; graceSeconds: number };
   reminderJitterSeconds: number;
   jobRetentionDays: number;
   /** Dead jobs are kept longer than other finished ones, for someone to look at or retry. */
@@ -37,6 +41,8 @@ export interface Config {
     production: boolean;
   };
   fcm: { serviceAccountFile: string | undefined };
+  /** Testing only: every simulated push hangs for good (a wedged worker). */
+  simulatedPushHang: boolean;
 }
 
 export interface AuthProviderConfig {
@@ -93,7 +99,29 @@ export const VARIABLES: readonly VariableSpec[] = [
     description: 'jobs one worker process runs at once (a batch of reminders takes one slot per job)',
     default: '100',
   },
+  {
+    name: 'NOTIFICATION_CONCURRENCY',
+    description:
+      'slots of each worker process for send_notification jobs alone, so a reminder herd never delays them (0: they share WORKER_CONCURRENCY)',
+    default: '20',
+  },
   { name: 'JOB_LEASE_SECONDS', description: 'how long a claimed job is held before the reaper returns it', default: '60' },
+  {
+    name: 'SEND_REMINDER_TIMEOUT_SECONDS',
+    description: 'a batch of send_reminder jobs running longer than this is aborted and retried',
+    default: '120',
+  },
+  {
+    name: 'SEND_NOTIFICATION_TIMEOUT_SECONDS',
+    description: 'a send_notification job running longer than this is aborted and retried',
+    default: '30',
+  },
+  {
+    name: 'JOB_TIMEOUT_GRACE_SECONDS',
+    description:
+      'how long a timed-out handler has to stop before its job is given up to the reaper (its slot stays taken until it returns)',
+    default: '10',
+  },
   { name: 'REMINDER_JITTER_SECONDS', description: 'spread of reminders due at the same minute (0 disables)', default: '0' },
   { name: 'JOB_RETENTION_DAYS', description: 'succeeded and cancelled jobs are pruned after this many days', default: '14' },
   { name: 'JOB_DEAD_RETENTION_DAYS', description: 'dead jobs are pruned after this many days', default: '30' },
@@ -116,6 +144,11 @@ export const VARIABLES: readonly VariableSpec[] = [
     name: 'FCM_SERVICE_ACCOUNT_FILE',
     description: 'path of the Firebase service-account JSON; unset: simulated Android pushes',
     sensitive: false,
+  },
+  {
+    name: 'SIMULATED_PUSH_HANG',
+    description: 'testing only: `1` makes every simulated push of this process hang for good, deaf to its timeout (a wedged worker)',
+    default: '0',
   },
 ];
 

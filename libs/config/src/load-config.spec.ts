@@ -27,6 +27,22 @@ describe('loadConfig', () => {
     expect(problemsOf({ JOB_DEAD_RETENTION_DAYS: '0' }).join('\n')).toMatch(/JOB_DEAD_RETENTION_DAYS/);
   });
 
+  it('reads the job timeouts and the notification slots, and refuses bad ones', () => {
+    const config = loadConfig({});
+    expect(config.jobTimeouts).toEqual({ sendReminderSeconds: 120, sendNotificationSeconds: 30, graceSeconds: 10 });
+    expect(config.notificationConcurrency).toBe(20);
+    expect(loadConfig({ SEND_NOTIFICATION_TIMEOUT_SECONDS: '5', JOB_TIMEOUT_GRACE_SECONDS: '0' }).jobTimeouts).toMatchObject({
+      sendNotificationSeconds: 5,
+      graceSeconds: 0,
+    });
+    expect(loadConfig({ NOTIFICATION_CONCURRENCY: '0' }).notificationConcurrency).toBe(0);
+    const problems = problemsOf({ SEND_REMINDER_TIMEOUT_SECONDS: '0', JOB_TIMEOUT_GRACE_SECONDS: '-1', NOTIFICATION_CONCURRENCY: 'x' });
+    expect(problems.join('\n')).toMatch(
+      /SEND_REMINDER_TIMEOUT_SECONDS[\s\S]*JOB_TIMEOUT_GRACE_SECONDS|JOB_TIMEOUT_GRACE_SECONDS[\s\S]*SEND_REMINDER/,
+    );
+    expect(problems).toHaveLength(3);
+  });
+
   it('names every bad variable at once', () => {
     const problems = problemsOf({ PORT: 'abc', ROLE: 'both', WORKER_CONCURRENCY: '-1' });
     expect(problems).toHaveLength(3);

@@ -84,7 +84,13 @@ export function loadConfig(env: Env = process.env): Config {
     usingDevelopmentSecret,
     authProvider,
     workerConcurrency: integer('WORKER_CONCURRENCY', 1, 1000),
+    notificationConcurrency: integer('NOTIFICATION_CONCURRENCY', 0, 1000),
     jobLeaseSeconds: integer('JOB_LEASE_SECONDS', 5, 86_400),
+    jobTimeouts: {
+      sendReminderSeconds: integer('SEND_REMINDER_TIMEOUT_SECONDS', 1, 3_600),
+      sendNotificationSeconds: integer('SEND_NOTIFICATION_TIMEOUT_SECONDS', 1, 3_600),
+      graceSeconds: integer('JOB_TIMEOUT_GRACE_SECONDS', 0, 600),
+    },
     reminderJitterSeconds: integer('REMINDER_JITTER_SECONDS', 0, 3_600),
     jobRetentionDays: integer('JOB_RETENTION_DAYS', 1, 3_650),
     jobDeadRetentionDays: integer('JOB_DEAD_RETENTION_DAYS', 1, 3_650),
@@ -96,6 +102,7 @@ export function loadConfig(env: Env = process.env): Config {
     rateLimitPerIpPerMinute: integer('RATE_LIMIT_PER_IP_PER_MINUTE', 0, 1_000_000),
     apns,
     fcm: { serviceAccountFile: raw('FCM_SERVICE_ACCOUNT_FILE') },
+    simulatedPushHang: flag('SIMULATED_PUSH_HANG'),
   };
   if (problems.length > 0) throw new ConfigError(problems);
   return config;

@@ -1,6 +1,6 @@
 import { collapseIdFor } from './collapse-id.js';
 import type { PushMetrics } from './metrics.js';
-import type { PushMessage, PushOutcome, PushPlatform, PushProvider, SqlExecutor } from './push-provider.js';
+import type { PushMessage, PushOutcome, PushPlatform, PushProvider, SendOptions, SqlExecutor } from './push-provider.js';
 import type { PushProviders } from './provider-registry.js';
 
 // The delivery ledger (`push_deliveries`, one row per job and device) and the
@@ -87,8 +87,8 @@ export class PushDelivery {
   ) {}
 
   /** deliverMany for one job. */
-  async deliver(request: DeliveryRequest): Promise<DeliverySummary> {
-    return (await this.deliverMany([request]))[0]!;
+  async deliver(request: DeliveryRequest, options: SendOptions = {}): Promise<DeliverySummary> {
+    return (await this.deliverMany([request], options))[0]!;
   }
 
   /**
@@ -99,8 +99,10 @@ export class PushDelivery {
    * statements whatever the number of jobs: one read, one insert of the
    * `sending` rows, the providers' calls, one update of the outcomes (and one
    * to deactivate rejected tokens). Summaries are in the order of `requests`.
+   * `options.signal` (the job's) goes to the providers: an aborted call
+   * rejects, and its `sending` rows are sent again by the retry.
    */
-  async deliverMany(requests: readonly DeliveryRequest[]): Promise<DeliverySummary[]> {
+  async deliverMany(requests: readonly DeliveryRequest[], options: SendOptions = {}): Promise<DeliverySummary[]> {
     if (requests.length === 0) return [];
     const devices = rowsOf<LedgerDevice>(
       await this.db.query(
@@ -145,7 +147,7 @@ export class PushDelivery {
     if (sends.length === 0) return summaries;
 
     await this.markSending(sends);
-    await this.sendAll(sends);
+    await this.sendAll(sends, options);
     await this.recordOutcomes(sends);
     for (const send of sends) {
       count(send.summary, send.device, send.outcome!);
@@ -206,7 +208,7 @@ export class PushDelivery {
   }
 
   // Each provider gets its messages in one call (the simulated one records them in one statement).
-  private async sendAll(sends: Send[]): Promise<void> {
+  private async sendAll(sends: Send[], options: SendOptions): Promise<void> {
     const byProvider = new Map<PushProvider, Send[]>();
     for (const send of sends) {
       const list = byProvider.get(send.provider);
@@ -227,8 +229,8 @@ export class PushDelivery {
           actionCategory: request.actionCategory,
         }));
         const outcomes = provider.sendMany
-          ? await provider.sendMany(messages)
-          : await Promise.all(messages.map((message) => provider.send(message)));
+          ? await provider.sendMany(messages, options)
+          : await Promise.all(messages.map((message) => provider.send(message, options)));
         group.forEach((send, i) => (send.outcome = outcomes[i]));
       }),
     );

@@ -42,12 +42,17 @@ export type PushOutcome =
 
 export type PushOutcomeKind = PushOutcome['kind'];
 
+export interface SendOptions {
+  /** The job's signal (its timeout, a lost lease, shutdown): an adapter that can abort its call rejects with the signal's reason. */
+  signal?: AbortSignal;
+}
+
 export interface PushProvider {
   readonly name: PushProviderName;
-  /** Resolves with the provider's answer classified; rejects only on a bug or a broken dependency of ours. */
-  send(message: PushMessage): Promise<PushOutcome>;
+  /** Resolves with the provider's answer classified; rejects only on a bug or a broken dependency of ours, or when aborted. */
+  send(message: PushMessage, options?: SendOptions): Promise<PushOutcome>;
   /** Optional: many messages at once, outcomes in their order (else the caller sends them one by one, concurrently). */
-  sendMany?(messages: readonly PushMessage[]): Promise<PushOutcome[]>;
+  sendMany?(messages: readonly PushMessage[], options?: SendOptions): Promise<PushOutcome[]>;
   /** Closes connections; idempotent. */
   close(): Promise<void>;
 }

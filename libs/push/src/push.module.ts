@@ -42,7 +42,7 @@ class PushProvidersLifecycle implements OnApplicationShutdown {
         const now = () => clock.now();
         return createPushProviders(config, {
           db: pool,
-          simulated: { now, ...overrides?.simulated },
+          simulated: { now, hangAll: config.simulatedPushHang, ...overrides?.simulated },
           apns: { now, ...overrides?.apns },
           fcm: { now, ...overrides?.fcm },
         });

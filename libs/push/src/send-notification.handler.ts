@@ -3,7 +3,7 @@ import type pg from 'pg';
 import type { Logger } from 'pino';
 import { Clock, LOGGER } from '@nudge/config';
 import { PG_POOL } from '@nudge/database';
-import { type ClaimedJob, queryRows, SnoozeJob, TransientJobError } from '@nudge/queue';
+import { type ClaimedJob, type JobContext, queryRows, SnoozeJob, TransientJobError } from '@nudge/queue';
 import { isInQuietHours, quietHoursEnd } from '@nudge/scheduling';
 import type { SendNotificationPayload } from './notifications.service.js';
 import { PushDelivery } from './push-delivery.js';
@@ -32,7 +32,7 @@ export class SendNotificationHandler {
     @Inject(LOGGER) private readonly logger: Pick<Logger, 'info'>,
   ) {}
 
-  readonly handle = async (job: ClaimedJob<SendNotificationPayload>): Promise<void> => {
+  readonly handle = async (job: ClaimedJob<SendNotificationPayload>, ctx?: Pick<JobContext, 'signal'>): Promise<void> => {
     const { payload } = job;
     const [user] = await queryRows<UserRow>(
       this.pool,
@@ -54,16 +54,20 @@ export class SendNotificationHandler {
       if (isInQuietHours(quiet, user.timeZone, now)) throw new SnoozeJob(quietHoursEnd(quiet, user.timeZone, now), 'quiet hours');
     }
 
-    const summary = await this.delivery.deliver({
-      jobId: job.id,
-      userId: payload.userId,
-      title: payload.title,
-      body: payload.body,
-      data: payload.data,
-      // `notification:<key>`: a notification collapses on its idempotency key.
-      collapseKey: job.idempotencyKey ?? undefined,
-      timeSensitive: payload.timeSensitive,
-    });
+    const summary = await this.delivery.deliver(
+      {
+        jobId: job.id,
+        userId: payload.userId,
+        title: payload.title,
+        body: payload.body,
+        data: payload.data,
+        // `notification:<key>`: a notification collapses on its idempotency key.
+        collapseKey: job.idempotencyKey ?? undefined,
+        timeSensitive: payload.timeSensitive,
+      },
+      // Its timeout (SEND_NOTIFICATION_TIMEOUT_SECONDS), a lost lease or shutdown abort the provider calls.
+      { signal: ctx?.signal },
+    );
     if (summary.retryable.length > 0) {
       throw new TransientJobError(
         `${summary.retryable.length} device(s) not reached: ${summary.retryable.map((r) => r.reason).join('; ')}`,

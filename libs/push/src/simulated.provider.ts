@@ -1,13 +1,19 @@
 import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { dataWithCategory } from './payload.js';
-import type { PushMessage, PushOutcome, PushProvider, SqlExecutor } from './push-provider.js';
+import type { PushMessage, PushOutcome, PushProvider, SendOptions, SqlExecutor } from './push-provider.js';
 
 export interface SimulatedPushProviderOptions {
   /** How long a `sim-slow-…` token takes to answer; SPEC says 2 s, tests shorten it. */
   slowDelayMs?: number;
   /** The time a push is recorded at (the injected clock, so a simulated calendar shows when each push went). */
   now?: () => Date;
+  /**
+   * Every call hangs for good, deaf to its signal: a wedged process (a call
+   * that cannot be interrupted, as firebase-admin's cannot). Set by
+   * SIMULATED_PUSH_HANG=1 in one worker process (test/reliability/wedged-worker).
+   */
+  hangAll?: boolean;
 }
 
 /** SPEC §6: the token's prefix picks the answer, so anyone can provoke each path. */
@@ -16,6 +22,8 @@ export const SIMULATED_TOKEN_PREFIXES = {
   rateLimited: 'sim-429-',
   serverError: 'sim-500-',
   slow: 'sim-slow-',
+  /** Never answers: the call ends only when the job's signal aborts it (its timeout). */
+  hang: 'sim-hang-',
 } as const;
 
 export const SIMULATED_RETRY_AFTER_SECONDS = 120;
@@ -29,6 +37,7 @@ export class SimulatedPushProvider implements PushProvider {
   readonly name = 'simulated' as const;
   private readonly slowDelayMs: number;
   private readonly now: () => Date;
+  private readonly hangAll: boolean;
 
   constructor(
     private readonly db: SqlExecutor,
@@ -36,15 +45,17 @@ export class SimulatedPushProvider implements PushProvider {
   ) {
     this.slowDelayMs = options.slowDelayMs ?? 2000;
     this.now = options.now ?? (() => new Date());
+    this.hangAll = options.hangAll ?? false;
   }
 
-  async send(message: PushMessage): Promise<PushOutcome> {
-    return (await this.sendMany([message]))[0]!;
+  async send(message: PushMessage, options: SendOptions = {}): Promise<PushOutcome> {
+    return (await this.sendMany([message], options))[0]!;
   }
 
-  /** Answers each message by its token and records them all in one statement. */
-  async sendMany(messages: readonly PushMessage[]): Promise<PushOutcome[]> {
-    const outcomes = await Promise.all(messages.map((message) => this.answer(message.token)));
+  /** Answers each message by its token and records them all in one statement (nothing is recorded of a call that was aborted). */
+  async sendMany(messages: readonly PushMessage[], options: SendOptions = {}): Promise<PushOutcome[]> {
+    if (this.hangAll) await new Promise<never>(() => undefined);
+    const outcomes = await Promise.all(messages.map((message) => this.answer(message.token, options.signal)));
     await this.record(messages, outcomes);
     return outcomes;
   }
@@ -53,7 +64,8 @@ export class SimulatedPushProvider implements PushProvider {
     // The pool belongs to the caller.
   }
 
-  private async answer(token: string): Promise<PushOutcome> {
+  private async answer(token: string, signal: AbortSignal | undefined): Promise<PushOutcome> {
+    if (token.startsWith(SIMULATED_TOKEN_PREFIXES.hang)) await untilAborted(signal);
     if (token.startsWith(SIMULATED_TOKEN_PREFIXES.invalid)) {
       return { kind: 'invalid_token', reason: 'simulated: token is not registered' };
     }
@@ -89,4 +101,13 @@ export class SimulatedPushProvider implements PushProvider {
       ],
     );
   }
+}
+
+/** Never resolves; rejects with the signal's reason once it aborts. */
+function untilAborted(signal: AbortSignal | undefined): Promise<never> {
+  return new Promise<never>((_resolve, reject) => {
+    if (!signal) return;
+    if (signal.aborted) return reject(signal.reason as Error);
+    signal.addEventListener('abort', () => reject(signal.reason as Error), { once: true });
+  });
 }

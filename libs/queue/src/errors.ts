@@ -66,3 +66,19 @@ export function errorClass(error: unknown): string {
   const name = error instanceof Error ? error.name : typeof error;
   return /^[A-Za-z0-9_]{1,64}$/.test(name) ? name : 'Error';
 }
+
+/**
+ * The handler ran past its kind's timeout: its signal was aborted with this,
+ * and the attempt fails transiently (backoff, an attempt used) whatever the
+ * handler then throws (the handler's error is the cause).
+ */
+export class JobTimeoutError extends TransientJobError {
+  override name = 'JobTimeoutError';
+
+  constructor(
+    readonly timeoutMs: number,
+    options: { cause?: unknown } = {},
+  ) {
+    super(`handler did not finish within its timeout of ${timeoutMs} ms`, options);
+  }
+}

@@ -29,10 +29,14 @@ export class QueueMetrics {
   readonly snoozed: Counter<'kind'>;
   readonly reaped: Counter<'kind' | 'outcome'>;
   readonly leasesLost: Counter<'kind'>;
+  readonly timedOut: Counter<'kind'>;
+  /** This process's handlers still running past their kind's timeout (given-up ones included). */
+  readonly pastTimeout: Gauge<'kind'>;
   readonly duration: Histogram<'kind' | 'outcome'>;
   readonly ready: Gauge<'kind'>;
   readonly oldestReadyAge: Gauge<'kind'>;
   readonly running: Gauge<'kind'>;
+  readonly oldestRunningAge: Gauge<'kind'>;
   readonly stuck: Gauge<'kind'>;
   readonly dead: Gauge<'kind'>;
   readonly paused: Gauge<'kind'>;
@@ -87,6 +91,18 @@ export class QueueMetrics {
       labelNames: ['kind'],
       registers,
     });
+    this.timedOut = new Counter({
+      name: 'queue_jobs_timed_out_total',
+      help: "Attempts whose handler ran past its kind's timeout (signal aborted, attempt failed)",
+      labelNames: ['kind'],
+      registers,
+    });
+    this.pastTimeout = new Gauge({
+      name: 'queue_jobs_past_timeout',
+      help: "Handlers of this process still running past their kind's timeout (a hung handler holds its slot until it returns)",
+      labelNames: ['kind'],
+      registers,
+    });
     this.duration = new Histogram({
       name: 'queue_job_duration_seconds',
       help: 'Handler run time',
@@ -104,6 +120,13 @@ export class QueueMetrics {
       collect,
     });
     this.running = new Gauge({ name: 'queue_jobs_running', help: 'Jobs held by a worker', labelNames: ['kind'], registers, collect });
+    this.oldestRunningAge = new Gauge({
+      name: 'queue_oldest_running_age_seconds',
+      help: 'How long the longest-running started job has run (a timed kind is bounded by timeout + grace + lease)',
+      labelNames: ['kind'],
+      registers,
+      collect,
+    });
     this.stuck = new Gauge({
       name: 'queue_jobs_stuck',
       help: 'Running jobs past their lease (the reaper will return them)',
@@ -146,7 +169,9 @@ export class QueueMetrics {
     const now = (this.options.clock ?? systemClock).now();
     this.snapshot = queueGauges(executor, now).then(
       (rows) => {
-        for (const gauge of [this.ready, this.oldestReadyAge, this.running, this.stuck, this.dead, this.paused]) gauge.reset();
+        for (const gauge of [this.ready, this.oldestReadyAge, this.running, this.oldestRunningAge, this.stuck, this.dead, this.paused]) {
+          gauge.reset();
+        }
         for (const row of rows) {
           if (Number(row.ready) > 0) {
             this.ready.inc({ kind: row.kind }, Number(row.ready));
@@ -154,6 +179,9 @@ export class QueueMetrics {
             this.oldestReadyAge.set({ kind: row.kind }, Math.max(0, age));
           }
           if (Number(row.running) > 0) this.running.inc({ kind: row.kind }, Number(row.running));
+          if (row.oldest_running !== null) {
+            this.oldestRunningAge.set({ kind: row.kind }, Math.max(0, (now.getTime() - toDate(row.oldest_running).getTime()) / 1000));
+          }
           if (Number(row.stuck) > 0) this.stuck.inc({ kind: row.kind }, Number(row.stuck));
           if (Number(row.dead) > 0) this.dead.inc({ kind: row.kind }, Number(row.dead));
           if (row.paused) this.paused.set({ kind: row.kind }, 1);

@@ -43,6 +43,8 @@ export interface GaugeRow {
   stuck: number;
   dead: number;
   paused: boolean;
+  /** When the longest-running started job of the kind started. */
+  oldest_running: Date | string | null;
 }
 
 interface PoolLike {

@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import { performance } from 'node:perf_hooks';
 import pg from 'pg';
+import { ActiveJob, BatchRun, type ClaimRow } from './active-job.js';
 import { backoffSeconds } from './backoff.js';
 import { errorClass, errorText, LeaseLostError, PermanentJobError, ShutdownError, SnoozeJob, TransientJobError } from './errors.js';
 import {
@@ -14,12 +15,15 @@ import {
   validateRecurring,
   type RecurringJob,
 } from './housekeeping.js';
+import { checkKindOptions, Lane, type KindOptions } from './lanes.js';
 import type { QueueMetrics } from './metrics.js';
 import * as SQL from './sql.js';
+import { WakeListener } from './wake-listener.js';
+import { checkKind, isConnectionError, positiveInt, type HousekeepingOptions, type WorkerOptions } from './worker-options.js';
+import { checkTimeouts, settlesBy, timeoutCheckIntervalMs, timeoutFailure } from './timeouts.js';
 import {
   silentLogger,
   systemClock,
-  type BatchContext,
   type BatchHandlerOptions,
   type BatchJobHandler,
   type ClaimedJob,
@@ -30,204 +34,7 @@ import {
   type RandomSource,
 } from './types.js';
 
-export interface HousekeepingOptions {
-  /** How often the reaper job runs. Default: a third of the lease, at least 5 s. */
-  reapEverySeconds?: number;
-  /** How often the prune job runs. Default 3600. */
-  pruneEverySeconds?: number;
-  /** Succeeded and cancelled jobs finished longer ago than this are deleted. Default 14. */
-  retentionDays?: number;
-  /** Dead jobs are kept longer, for someone to look at or retry: deleted after this many days. Default 30. */
-  deadRetentionDays?: number;
-}
-
-export interface WorkerOptions {
-  /** Where to connect; the worker then owns a small pool of its own (poolSize). */
-  connectionString?: string;
-  /** Or a pool to use (not ended by stop()). Keep it for the queue: the hot path should not wait behind other queries. */
-  pool?: pg.Pool;
-  /** Connections of the worker's own pool. Default 8 (claim, flushes, heartbeat, failures, and the completeWith transactions of batches in flight). */
-  poolSize?: number;
-  /** Written to locked_by and the history. Default host:pid:random. */
-  workerId?: string;
-  handlers?: Record<string, JobHandler>;
-  /** Handlers running at once. Default 100. No-op benchmarks want thousands; I/O-bound handlers tens to hundreds. */
-  concurrency?: number;
-  /** Jobs claimed per round trip, and completions per flush. Default 200. The local buffer holds up to one batch beyond `concurrency`. */
-  batchSize?: number;
-  /** A partial batch of completions waits at most this long. Default 10 ms. */
-  flushIntervalMs?: number;
-  /** Claim attempts while idle when no NOTIFY arrives (also picks up jobs that became due). Default 1000 ms. */
-  pollIntervalMs?: number;
-  /** A claimed job is this worker's for this long, renewed by heartbeats. Default 60 s. */
-  leaseSeconds?: number;
-  /** Default: a third of the lease. */
-  heartbeatIntervalMs?: number;
-  /**
-   * Whether the worker's own connections (not a pool passed in) wait for each
-   * claim, completion and failure to reach disk. Default false: after a
-   * PostgreSQL crash the last fraction of a second of those writes may be
-   * gone, which can only make a job run again (a claim undone puts it back in
-   * the queue, a completion undone lets its lease expire) — the queue's
-   * at-least-once promise, never a lost job. Enqueues happen in the caller's
-   * transaction and completeWith transactions are always synchronous, so no
-   * job and no handler write is lost. Waiting for the disk on every batch
-   * costs about half the throughput on ordinary disks.
-   */
-  synchronousCommit?: boolean;
-  /** LISTEN for enqueue notifications. Default true. */
-  listen?: boolean;
-  /** Reaper and pruning as recurring jobs run by this worker; false to leave them to others. Default on. */
-  housekeeping?: HousekeepingOptions | false;
-  /** Further recurring jobs this worker schedules (it must handle their kinds, or another worker must). */
-  recurring?: RecurringJob[];
-  /**
-   * Bounds on SnoozeJob: a snooze to the past runs the job `minDelaySeconds`
-   * from now (default 5; it would otherwise run again at the poll rate), and
-   * a job snoozed more than `maxInARow` times in a row without running to an
-   * end is dead with that reason (default 100).
-   */
-  snooze?: { minDelaySeconds?: number; maxInARow?: number };
-  /** Retry delays: base and cap of the exponential backoff, seconds. Defaults 30 and 21600. */
-  backoff?: { baseSeconds?: number; capSeconds?: number };
-  clock?: QueueClock;
-  random?: RandomSource;
-  logger?: QueueLogger;
-  metrics?: QueueMetrics;
-}
-
-type State =
-  | 'buffered' // claimed, waiting in the local buffer
-  | 'running' // handler in progress
-  | 'completing' // handler done, waiting for the next flush
-  | 'flushing' // in a completion statement
-  | 'finishing' // a failure/snooze/completeWith statement is in flight
-  | 'done'; // released, finished or lost: no longer ours
-
-interface ClaimRow {
-  id: string;
-  lease_token: string;
-  kind: string;
-  payload: unknown;
-  attempts: number;
-  max_attempts: number;
-  idempotency_key: string | null;
-  run_at_ms: number;
-  created_at_ms: number;
-  snoozes: number;
-  /** Its attempt was counted at claim (a free slot was waiting for it); else it is counted when it starts. */
-  counted: boolean;
-}
-
-// A signal for a handler, created on first use: most handlers never look, and
-// an AbortController per job is measurable at tens of thousands of jobs a second.
-class Abortable {
-  abortReason: Error | null = null;
-  private controller: AbortController | null = null;
-
-  get signal(): AbortSignal {
-    if (!this.controller) {
-      this.controller = new AbortController();
-      if (this.abortReason) this.controller.abort(this.abortReason);
-    }
-    return this.controller.signal;
-  }
-
-  abort(reason: Error): void {
-    if (this.abortReason) return;
-    this.abortReason = reason;
-    this.controller?.abort(reason);
-  }
-}
-
-// One claimed job: its handler context too, so a job costs one object here.
-class ActiveJob extends Abortable implements JobContext {
-  state: State = 'buffered';
-  startedAt: Date | null = null;
-  t0 = 0;
-  completedWith = false;
-  /** Snoozes in a row before this run (jobs.snoozes as claimed). */
-  snoozes = 0;
-  /** Whether the database counts this attempt yet (see CLAIM and START_MANY in sql.ts). */
-  counted = false;
-  /** Until when (the injected clock's ms) the database holds this job for us, as far as we last heard. */
-  leaseUntil = 0;
-  /** Why the last completeWith of this job failed (its fn threw): the job fails with it if the handler then resolves. */
-  completeWithError: unknown = null;
-  /** The batch it runs in, for a kind registered with registerBatch. */
-  group: BatchRun | null = null;
-  /** A completeWith in progress, awaited by onHandlerDone if the handler returns without waiting for it. */
-  withPromise: Promise<void> | null = null;
-
-  constructor(
-    readonly worker: Worker,
-    readonly job: ClaimedJob,
-    /** This claim's lease token: every write of this run compares it. */
-    readonly token: string,
-  ) {
-    super();
-  }
-
-  get workerId(): string {
-    return this.worker.workerId;
-  }
-
-  override abort(reason: Error): void {
-    super.abort(reason);
-    // The batch's one signal stands for shutdown only: one lost lease must not stop the others.
-    if (reason instanceof ShutdownError) this.group?.abort(reason);
-  }
-
-  completeWith(fn: (tx: pg.PoolClient) => Promise<void>): Promise<void> {
-    return this.worker.completeWithin(this, fn);
-  }
-}
-
-// One call of a batch handler: its jobs and their context.
-class BatchRun extends Abortable implements BatchContext {
-  readonly byId = new Map<string, ActiveJob>();
-  /** Jobs the handler ended with ctx.fail, and how. */
-  readonly failures = new Map<ActiveJob, unknown>();
-  /** A completeWith in progress (at most one at a time is tracked; see ActiveJob.withPromise). */
-  withPromise: Promise<void> | null = null;
-
-  constructor(
-    readonly worker: Worker,
-    readonly actives: ActiveJob[],
-  ) {
-    super();
-    for (const active of actives) {
-      active.group = this;
-      this.byId.set(active.job.id, active);
-    }
-  }
-
-  get workerId(): string {
-    return this.worker.workerId;
-  }
-
-  completeWith(jobs: readonly ClaimedJob[], fn: (tx: pg.PoolClient, held: ClaimedJob[]) => Promise<void>): Promise<ClaimedJob[]> {
-    let actives: ActiveJob[];
-    try {
-      actives = jobs.map((job) => this.own(job, 'completeWith'));
-    } catch (err) {
-      return Promise.reject(err);
-    }
-    return this.worker.completeManyWithin(this, actives, fn);
-  }
-
-  fail(job: ClaimedJob, error: unknown): void {
-    this.failures.set(this.own(job, 'fail'), error ?? new Error('failed without a reason'));
-  }
-
-  /** The ActiveJob of a job of this batch that is still open. */
-  private own(job: ClaimedJob, what: string): ActiveJob {
-    const active = this.byId.get(job?.id);
-    if (!active || active.job !== job) throw new Error(`${what}: job ${job?.id} is not one of this batch`);
-    if (active.completedWith || this.failures.has(active)) throw new Error(`${what}: job ${job.id} was already completed or failed`);
-    return active;
-  }
-}
+export type { HousekeepingOptions, WorkerOptions } from './worker-options.js';
 
 function sleep(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms));
@@ -245,6 +52,12 @@ export class Worker {
   private readonly handlers = new Map<string, JobHandler>();
   private readonly batchHandlers = new Map<string, { handler: BatchJobHandler; maxBatch: number }>();
   private kinds: string[] = [];
+  /** Options given for kinds (WorkerOptions.kinds, then register's), and the lanes they make. */
+  private readonly kindOptions = new Map<string, KindOptions>();
+  private readonly sharedLane: Lane;
+  private lanes: Lane[] = [];
+  private readonly laneByKind = new Map<string, Lane>();
+  private readonly timeoutGraceMs: number;
   private readonly recurring: RecurringJob[] = [];
 
   private readonly concurrency: number;
@@ -266,9 +79,11 @@ export class Worker {
   private readonly debug: boolean;
 
   private readonly held = new Map<string, ActiveJob>();
-  private buffer: ActiveJob[] = [];
-  private bufferHead = 0;
+  /** Handlers in progress in every lane, stuck ones included. */
   private running = 0;
+  /** Handlers past their timeout and grace: their jobs were given up, their slots are held until they return. */
+  private readonly stuck = new Set<ActiveJob>();
+  private timeoutTimer: NodeJS.Timeout | null = null;
   private pendingComplete: ActiveJob[] = [];
   /** Starts of this pump that wait for their attempt to be counted. */
   private pendingStarts: { actives: ActiveJob[]; go: (ready: ActiveJob[]) => void }[] = [];
@@ -283,14 +98,12 @@ export class Worker {
   private claimLoopDone: Promise<void> | null = null;
   private wakeWork: (() => void) | null = null;
   private workPending = false;
-  private wakeCapacity: (() => void) | null = null;
   private idleWaiters: (() => void)[] = [];
   private runningWaiters: (() => void)[] = [];
   private heartbeatTimer: NodeJS.Timeout | null = null;
   private heartbeatInFlight = false;
   private recurringTimer: NodeJS.Timeout | null = null;
-  private listener: pg.Client | null = null;
-  private listenerRetry: NodeJS.Timeout | null = null;
+  private listener: WakeListener | null = null;
 
   constructor(options: WorkerOptions) {
     if (options.pool) {
@@ -311,6 +124,10 @@ export class Worker {
     this.workerId = options.workerId ?? `${hostname()}:${process.pid}:${randomBytes(3).toString('hex')}`;
     this.concurrency = positiveInt('concurrency', options.concurrency ?? 100);
     this.batchSize = positiveInt('batchSize', options.batchSize ?? 200);
+    this.sharedLane = new Lane(null, this.concurrency, this.batchSize);
+    this.lanes = [this.sharedLane];
+    this.timeoutGraceMs = Math.max(0, options.timeoutGraceMs ?? 5000);
+    for (const [kind, kindOptions] of Object.entries(options.kinds ?? {})) this.kindOptions.set(kind, checkKindOptions(kind, kindOptions));
     this.flushIntervalMs = Math.max(0, options.flushIntervalMs ?? 10);
     this.pollIntervalMs = positiveInt('pollIntervalMs', options.pollIntervalMs ?? 1000);
     const leaseSeconds = options.leaseSeconds ?? 60;
@@ -340,8 +157,9 @@ export class Worker {
         retentionDays: h.retentionDays ?? 14,
         deadRetentionDays: h.deadRetentionDays ?? 30,
       };
-      this.register(REAP_KIND, (_job, ctx) => this.runReaper(ctx));
-      this.register(PRUNE_KIND, (_job, ctx) => this.runPrune(ctx));
+      // Slots of their own: a worker whose job slots are all taken (or stuck) still reaps and prunes.
+      this.register(REAP_KIND, (_job, ctx) => this.runReaper(ctx), { concurrency: 1 });
+      this.register(PRUNE_KIND, (_job, ctx) => this.runPrune(ctx), { concurrency: 1 });
       this.addRecurring({ kind: REAP_KIND, everySeconds: this.housekeeping.reapEverySeconds, priority: -10, maxAttempts: 1 });
       this.addRecurring({ kind: PRUNE_KIND, everySeconds: this.housekeeping.pruneEverySeconds, maxAttempts: 3 });
     } else {
@@ -350,12 +168,16 @@ export class Worker {
     for (const job of options.recurring ?? []) this.addRecurring(job);
   }
 
-  /** Handles jobs of `kind`. May be called after start(): the next claim includes it. */
-  register(kind: string, handler: JobHandler): this {
+  /**
+   * Handles jobs of `kind`, with its options (timeout, slots of its own)
+   * over those of WorkerOptions.kinds. May be called after start(): the next
+   * claim includes it.
+   */
+  register(kind: string, handler: JobHandler, options: KindOptions = {}): this {
     checkKind(kind);
     this.batchHandlers.delete(kind);
     this.handlers.set(kind, handler);
-    this.kinds = [...this.handlers.keys(), ...this.batchHandlers.keys()];
+    this.setKind(kind, options);
     return this;
   }
 
@@ -365,13 +187,42 @@ export class Worker {
    * or fewer concurrency slots are free) and ends each as BatchContext says.
    * For handlers whose cost is per statement rather than per row.
    */
-  registerBatch(kind: string, handler: BatchJobHandler, options: BatchHandlerOptions = {}): this {
+  registerBatch(kind: string, handler: BatchJobHandler, options: BatchHandlerOptions & KindOptions = {}): this {
     checkKind(kind);
-    const maxBatch = positiveInt('maxBatch', options.maxBatch ?? 50);
+    const { maxBatch: max, ...kindOptions } = options;
+    const maxBatch = positiveInt('maxBatch', max ?? 50);
     this.handlers.delete(kind);
     this.batchHandlers.set(kind, { handler, maxBatch });
-    this.kinds = [...this.handlers.keys(), ...this.batchHandlers.keys()];
+    this.setKind(kind, kindOptions);
     return this;
+  }
+
+  /** The kind's options and lane: its own (concurrency given) or the shared one. A kind's lane is fixed once it has one. */
+  private setKind(kind: string, options: KindOptions): void {
+    const merged = checkKindOptions(kind, { ...this.kindOptions.get(kind), ...options });
+    this.kindOptions.set(kind, merged);
+    // A series from the start (0), so that dashboards and alerts see the kind before anything times out.
+    if (merged.timeoutMs !== undefined) this.metrics?.pastTimeout.inc({ kind }, 0);
+    this.kinds = [...this.handlers.keys(), ...this.batchHandlers.keys()];
+    if (!this.laneByKind.has(kind)) {
+      const lane =
+        merged.concurrency === undefined
+          ? this.sharedLane
+          : new Lane(kind, merged.concurrency, merged.batchSize ?? Math.min(this.batchSize, merged.concurrency));
+      if (lane !== this.sharedLane) this.lanes.push(lane);
+      this.laneByKind.set(kind, lane);
+    }
+    for (const lane of this.lanes) lane.kinds = this.kinds.filter((k) => this.laneByKind.get(k) === lane);
+    if (this.started) this.scheduleTimeoutChecks();
+  }
+
+  private scheduleTimeoutChecks(): void {
+    const timeouts = [...this.kindOptions.values()].flatMap((o) => (o.timeoutMs === undefined ? [] : [o.timeoutMs]));
+    if (this.timeoutTimer) clearInterval(this.timeoutTimer);
+    this.timeoutTimer = null;
+    if (timeouts.length === 0 || this.stopping) return;
+    this.timeoutTimer = setInterval(() => this.checkTimeouts(), timeoutCheckIntervalMs(timeouts, this.timeoutGraceMs));
+    this.timeoutTimer.unref?.();
   }
 
   /** Schedules one job of `job.kind` per period from this worker (and any other that declares the same). */
@@ -394,9 +245,13 @@ export class Worker {
     if (this.started) throw new Error('worker already started');
     if (this.stopping) throw new Error('worker was stopped');
     this.started = true;
-    if (this.listen) await this.connectListener();
+    if (this.listen) {
+      this.listener = new WakeListener(this.pool.options as pg.ClientConfig, () => this.onWork(), this.logger, this.workerId);
+      await this.listener.connect();
+    }
     this.heartbeatTimer = setInterval(() => void this.extendLeases(), this.heartbeatIntervalMs);
     this.heartbeatTimer.unref?.();
+    this.scheduleTimeoutChecks();
     void this.tickRecurring();
     this.claimLoopDone = this.claimLoop();
     this.logger.info(
@@ -412,14 +267,15 @@ export class Worker {
    */
   async runOnce(limit = this.batchSize): Promise<number> {
     if (this.started) throw new Error('runOnce() is for a worker that was not start()ed');
-    const claimed = await this.claim(limit);
+    let claimed = 0;
+    for (const lane of this.lanes) claimed += await this.claim(lane, Math.min(limit, lane.room));
     await this.idle();
     return claimed;
   }
 
-  /** Resolves when this worker holds no job. */
+  /** Resolves when this worker holds no job (handlers stuck past their timeout hold none). */
   idle(): Promise<void> {
-    if (this.held.size === 0 && this.running === 0) return Promise.resolve();
+    if (this.held.size === 0 && this.running === this.stuck.size) return Promise.resolve();
     return new Promise((resolve) => this.idleWaiters.push(resolve));
   }
 
@@ -435,44 +291,63 @@ export class Worker {
     return this.stopPromise;
   }
 
+  // Every wait is bounded, so an unresponsive database cannot hold stop()
+  // past deadline + wind-down + the last writes' allowance: waits before the
+  // deadline end at it, and the writes after it (interruptions, completions)
+  // get at most a fifth of the deadline more (0.2–5 s); what is still unwritten
+  // then is left to the reaper (its leases lapse).
   private async shutdown(deadlineMs: number): Promise<void> {
     const deadline = Date.now() + deadlineMs;
+    const windDownMs = Math.min(1000, Math.max(100, deadlineMs / 10));
+    const lastWrites = deadline + windDownMs + Math.min(5000, Math.max(200, deadlineMs / 5));
     this.stopDeadline = deadline;
     this.stopping = true;
     this.wakeWork?.();
-    this.wakeCapacity?.();
     if (this.recurringTimer) clearTimeout(this.recurringTimer);
-    if (this.listenerRetry) clearTimeout(this.listenerRetry);
-    await this.closeListener();
-    await this.claimLoopDone?.catch(() => undefined);
-
-    await this.releaseUnstarted();
-
-    if (this.running > 0) {
-      await Promise.race([this.allHandlersSettled(), sleep(Math.max(0, deadline - Date.now()))]);
+    if (this.listener) await settlesBy(this.listener.close(), deadline);
+    if (this.claimLoopDone && !(await settlesBy(this.claimLoopDone, deadline))) {
+      this.logger.warn(
+        { workerId: this.workerId },
+        'queue: a claim did not return by the shutdown deadline; its jobs are left to the reaper',
+      );
     }
-    if (this.running > 0) {
+
+    await settlesBy(Promise.all(this.lanes.map((lane) => this.releaseUnstarted(lane))), deadline);
+
+    if (this.running > this.stuck.size) await settlesBy(this.allHandlersSettled(), deadline);
+    if (this.running > this.stuck.size) {
       const reason = new ShutdownError(`worker ${this.workerId} is stopping and its deadline passed`);
       for (const active of this.held.values()) if (active.state === 'running') active.abort(reason);
       // A handler that honours its signal gets a moment to wind down.
-      await Promise.race([this.allHandlersSettled(), sleep(Math.min(1000, Math.max(100, deadlineMs / 10)))]);
+      await settlesBy(this.allHandlersSettled(), Date.now() + windDownMs);
       for (const active of [...this.held.values()]) {
         if (active.state === 'running' && !active.withPromise) {
-          this.running--;
-          this.track(this.interrupt(active, reason));
+          // Still running: back in the queue, but not before its lease would have
+          // lapsed, so that no other worker starts it while this handler may still run.
+          this.unrun(active);
+          this.track(this.interrupt(active, reason, new Date(Math.max(this.clock.now().getTime(), active.leaseUntil))));
         }
       }
     }
     this.flushNow();
-    while (this.writes.size > 0) await Promise.allSettled([...this.writes]);
+    while (this.writes.size > 0) {
+      if (!(await settlesBy(Promise.allSettled([...this.writes]), lastWrites))) {
+        this.logger.error(
+          { workerId: this.workerId, writes: this.writes.size },
+          'queue: writes still pending at the shutdown deadline; their jobs are left to the reaper',
+        );
+        break;
+      }
+    }
     if (this.heartbeatTimer) clearInterval(this.heartbeatTimer);
+    if (this.timeoutTimer) clearInterval(this.timeoutTimer);
     if (this.flushTimer) clearTimeout(this.flushTimer);
-    if (this.ownsPool) await this.pool.end().catch(() => undefined);
+    if (this.ownsPool) await settlesBy(this.pool.end(), lastWrites);
     this.logger.info({ workerId: this.workerId }, 'queue worker stopped');
   }
 
   private allHandlersSettled(): Promise<void> {
-    if (this.running === 0) return Promise.resolve();
+    if (this.running === this.stuck.size) return Promise.resolve();
     return new Promise((resolve) => this.runningWaiters.push(resolve));
   }
 
@@ -480,29 +355,48 @@ export class Worker {
 
   private async claimLoop(): Promise<void> {
     let failures = 0;
+    let woken = true;
     while (!this.stopping) {
-      // The buffer holds at most one batch beyond what the handlers run; claim
-      // again once half a batch of room is free, so the next batch arrives
-      // while the current one is still running.
-      const room = this.concurrency + this.batchSize - this.held.size;
-      if (room < Math.max(1, Math.floor(this.batchSize / 2)) && this.held.size > 0) {
-        await new Promise<void>((resolve) => (this.wakeCapacity = resolve));
-        this.wakeCapacity = null;
-        continue;
-      }
-      const asked = Math.min(this.batchSize, room);
+      // Each lane's buffer holds at most one batch beyond what its handlers
+      // run; a lane claims again once half a batch of room is free, so the
+      // next batch arrives while the current one is still running. A lane
+      // without room waits for a release (which wakes this loop), the others
+      // for work. On a round that only continues a full claim (no NOTIFY,
+      // poll or release since), a lane whose last claim came up short is
+      // asked again only once a poll interval has passed: its claim walks
+      // the runnable index past the other kinds' ready jobs, which during a
+      // herd are many.
+      woken ||= this.workPending;
       this.workPending = false;
-      let got: number;
+      let more = false;
+      const now = performance.now();
       try {
-        got = await this.claim(asked);
+        for (const lane of this.lanes) {
+          lane.waitingForRoom = false;
+          if (lane.kinds.length === 0 || this.stopping) continue;
+          if (!lane.wantsClaim) {
+            lane.waitingForRoom = true;
+            continue;
+          }
+          if (!woken && !lane.backlog && now - lane.claimedAt < this.pollIntervalMs) continue;
+          const asked = Math.min(lane.batchSize, lane.room);
+          lane.backlog = (await this.claim(lane, asked)) >= asked;
+          lane.claimedAt = now;
+          if (lane.backlog) more = true;
+        }
         failures = 0;
       } catch (err) {
         failures++;
         this.logger.error({ err, workerId: this.workerId }, 'queue claim failed');
         await this.waitForWork(Math.min(30_000, this.pollIntervalMs * 2 ** Math.min(failures, 5)));
+        woken = true;
         continue;
       }
-      if (got < asked) await this.waitForWork(this.pollIntervalMs);
+      woken = false;
+      if (!more) {
+        await this.waitForWork(this.pollIntervalMs);
+        woken = true;
+      }
     }
   }
 
@@ -528,16 +422,16 @@ export class Worker {
     else this.workPending = true;
   }
 
-  private async claim(limit: number): Promise<number> {
-    if (limit <= 0 || this.kinds.length === 0) return 0;
+  private async claim(lane: Lane, limit: number): Promise<number> {
+    if (limit <= 0 || lane.kinds.length === 0) return 0;
     const now = this.clock.now();
     const lockedUntil = new Date(now.getTime() + this.leaseMs);
     // Slots free for these rows once the buffer ahead of them has started: their attempts count at claim.
-    const startsNow = Math.max(0, this.concurrency - this.running - (this.buffer.length - this.bufferHead));
+    const startsNow = Math.max(0, lane.free - lane.buffered);
     const result = await this.pool.query<ClaimRow>({
       name: SQL.CLAIM.name,
       text: SQL.CLAIM.text,
-      values: [now, this.kinds, limit, lockedUntil, this.workerId, startsNow],
+      values: [now, lane.kinds, limit, lockedUntil, this.workerId, startsNow],
     });
     // The counted rows first: they are the ones the free slots start.
     const rows = result.rows.filter((r) => r.counted).concat(result.rows.filter((r) => !r.counted));
@@ -555,12 +449,14 @@ export class Worker {
           createdAt: new Date(row.created_at_ms),
         },
         row.lease_token,
+        lane,
       );
       active.leaseUntil = lockedUntil.getTime();
       active.counted = row.counted;
       active.snoozes = row.snoozes;
       this.held.set(row.id, active);
-      this.buffer.push(active);
+      lane.held++;
+      lane.buffer.push(active);
       if (this.debug) this.logger.debug(this.fields(active), 'job claimed');
     }
     if (rows.length > 0) this.pump();
@@ -571,8 +467,13 @@ export class Worker {
 
   private pump(): void {
     if (this.stopping) return;
-    while (this.running < this.concurrency && this.bufferHead < this.buffer.length) {
-      const active = this.buffer[this.bufferHead++]!;
+    for (const lane of this.lanes) this.pumpLane(lane);
+    this.countStarts();
+  }
+
+  private pumpLane(lane: Lane): void {
+    while (lane.running < lane.concurrency && lane.head < lane.buffer.length) {
+      const active = lane.buffer[lane.head++]!;
       if (active.state !== 'buffered') continue;
       const batch = this.batchHandlers.get(active.job.kind);
       if (!batch) {
@@ -583,12 +484,12 @@ export class Worker {
       // Wait for room for a whole batch (while others run), so that batches
       // stay large instead of splitting into whatever slots come free. At
       // most half the slots, so that two batches can overlap.
-      const free = this.concurrency - this.running;
-      const wanted = Math.min(batch.maxBatch, Math.max(1, Math.floor(this.concurrency / 2)));
+      const free = lane.free;
+      const wanted = Math.min(batch.maxBatch, Math.max(1, Math.floor(lane.concurrency / 2)));
       const size = Math.min(batch.maxBatch, free);
-      const group = [active, ...this.bufferedOfKind(active.job.kind, Math.max(wanted, size) - 1)];
-      if (this.running > 0 && free < Math.min(wanted, group.length)) {
-        this.bufferHead--;
+      const group = [active, ...lane.bufferedOfKind(active.job.kind, Math.max(wanted, size) - 1)];
+      if (lane.running > 0 && free < Math.min(wanted, group.length)) {
+        lane.head--;
         break;
       }
       const chosen = group.slice(0, size);
@@ -597,21 +498,17 @@ export class Worker {
       for (const a of chosen) this.begin(a, startedAt, t0);
       this.launch(chosen, (ready) => this.runBatch(ready, batch.handler));
     }
-    this.countStarts();
-    if (this.bufferHead === this.buffer.length) {
-      this.buffer = [];
-      this.bufferHead = 0;
-    } else if (this.bufferHead > 1024) {
-      this.buffer = this.buffer.slice(this.bufferHead);
-      this.bufferHead = 0;
-    }
+    lane.compact();
   }
 
   private begin(active: ActiveJob, startedAt: Date, t0: number): void {
     active.state = 'running';
     this.running++;
+    active.lane.running++;
     active.startedAt = startedAt;
     active.t0 = t0;
+    const timeoutMs = this.kindOptions.get(active.job.kind)?.timeoutMs;
+    if (timeoutMs !== undefined) active.timeoutAt = startedAt.getTime() + timeoutMs;
     if (this.debug) this.logger.debug(this.fields(active), 'job started');
   }
 
@@ -659,7 +556,7 @@ export class Worker {
           continue;
         }
         if (counted) this.lost(active, 'start');
-        this.running--;
+        this.unrun(active);
         this.release(active);
       }
       if (ready.length > 0) go(ready);
@@ -683,6 +580,7 @@ export class Worker {
   }
 
   private onHandlerDone(active: ActiveJob, error: unknown): void {
+    if (active.state === 'abandoned') return this.unstick(active, error);
     // Lost to a heartbeat, or put back by shutdown: already accounted for.
     if (active.state !== 'running') {
       if (error && !(error instanceof LeaseLostError) && !(error instanceof ShutdownError)) {
@@ -704,7 +602,9 @@ export class Worker {
 
   /** A running job whose handler is done: released, queued for the next completion flush, or failed. */
   private settle(active: ActiveJob, error: unknown): void {
-    this.running--;
+    this.unrun(active);
+    // After a timeout, whatever the handler threw is the timeout (transient).
+    if (error !== null) error = timeoutFailure(active, error);
     const seconds = (performance.now() - active.t0) / 1000;
     if (active.completedWith) {
       if (error) this.logger.warn({ ...this.fields(active), err: error }, 'job handler threw after completeWith committed');
@@ -727,16 +627,6 @@ export class Worker {
   }
 
   // ---- batches -----------------------------------------------------------
-
-  /** Up to `upTo` buffered jobs of `kind`, from the head of the buffer on. */
-  private bufferedOfKind(kind: string, upTo: number): ActiveJob[] {
-    const found: ActiveJob[] = [];
-    for (let i = this.bufferHead; i < this.buffer.length && found.length < upTo; i++) {
-      const active = this.buffer[i]!;
-      if (active.state === 'buffered' && active.job.kind === kind) found.push(active);
-    }
-    return found;
-  }
 
   /** Runs started jobs of one kind in one handler call. */
   private runBatch(actives: ActiveJob[], handler: BatchJobHandler): void {
@@ -765,6 +655,10 @@ export class Worker {
       return;
     }
     for (const active of run.actives) {
+      if (active.state === 'abandoned') {
+        this.unstick(active, error);
+        continue;
+      }
       // Lost to a heartbeat, or put back by shutdown: already accounted for.
       if (active.state !== 'running') continue;
       this.settle(active, active.completedWith ? null : run.failures.has(active) ? run.failures.get(active) : error);
@@ -844,7 +738,7 @@ export class Worker {
       this.metrics?.observeDuration(active.job.kind, 'succeeded', (performance.now() - active.t0) / 1000);
       if (this.debug) this.logger.debug(this.fields(active), 'job succeeded');
       // Done in the database; still counted as running until the handler returns.
-      if (this.held.get(active.job.id) === active) this.held.delete(active.job.id);
+      this.forget(active);
     }
     if (held.length > 0) this.metrics?.completed.inc({ kind: held[0]!.job.kind }, held.length);
     return held.map((a) => a.job);
@@ -949,7 +843,8 @@ export class Worker {
         }
         return;
       }
-      if (this.stopping && active.abortReason instanceof ShutdownError) {
+      // Aborted at the shutdown deadline: back in the queue, unless the handler said retrying cannot help.
+      if (this.stopping && active.abortReason instanceof ShutdownError && !(error instanceof PermanentJobError)) {
         await this.interrupt(active, error);
         return;
       }
@@ -998,7 +893,7 @@ export class Worker {
     }
   }
 
-  private async interrupt(active: ActiveJob, reason: unknown): Promise<void> {
+  private async interrupt(active: ActiveJob, reason: unknown, runAt?: Date): Promise<void> {
     active.state = 'finishing';
     const now = this.clock.now();
     try {
@@ -1007,7 +902,7 @@ export class Worker {
         this.workerId,
         active.token,
         now,
-        now,
+        runAt ?? now,
         errorText(reason),
         active.startedAt,
         'interrupted',
@@ -1089,7 +984,7 @@ export class Worker {
         if (stillOurs.has(active.job.id) || this.held.get(active.job.id) !== active) continue;
         if ((active.state === 'buffered' || active.state === 'running') && !active.withPromise) {
           this.lost(active, 'heartbeat');
-          if (active.state === 'running') this.running--;
+          if (active.state === 'running') this.unrun(active);
           this.release(active);
           this.checkIdle();
           this.pump();
@@ -1111,20 +1006,81 @@ export class Worker {
   /** The job is no longer this worker's concern. */
   private release(active: ActiveJob): void {
     active.state = 'done';
-    if (this.held.get(active.job.id) === active) this.held.delete(active.job.id);
-    this.wakeCapacity?.();
+    this.forget(active);
     this.checkIdle();
   }
 
-  private checkIdle(): void {
-    if (this.running === 0) for (const resolve of this.runningWaiters.splice(0)) resolve();
-    if (this.held.size === 0 && this.running === 0) for (const resolve of this.idleWaiters.splice(0)) resolve();
+  /** Out of the held jobs (no more heartbeats); a lane that waited for room wakes the claim loop. */
+  private forget(active: ActiveJob): void {
+    if (this.held.get(active.job.id) !== active) return;
+    this.held.delete(active.job.id);
+    const lane = active.lane;
+    lane.held--;
+    if (lane.waitingForRoom && lane.wantsClaim) {
+      lane.waitingForRoom = false;
+      this.onWork();
+    }
   }
 
-  private async releaseUnstarted(): Promise<void> {
-    const unstarted = this.buffer.slice(this.bufferHead).filter((a) => a.state === 'buffered');
-    this.buffer = [];
-    this.bufferHead = 0;
+  /** Its handler no longer takes a slot. */
+  private unrun(active: ActiveJob): void {
+    this.running--;
+    active.lane.running--;
+    if (active.timedOutAt > 0) this.metrics?.pastTimeout.dec({ kind: active.job.kind });
+  }
+
+  private checkIdle(): void {
+    if (this.running === this.stuck.size) for (const resolve of this.runningWaiters.splice(0)) resolve();
+    if (this.held.size === 0 && this.running === this.stuck.size) for (const resolve of this.idleWaiters.splice(0)) resolve();
+  }
+
+  // ---- timeouts (see timeouts.ts) ----------------------------------------
+
+  /** Times out handlers past their kind's timeout and gives up those past the grace too. Runs on a timer after start(). */
+  checkTimeouts(): void {
+    if (this.held.size === 0) return;
+    checkTimeouts([...this.held.values()], this.clock.now().getTime(), this.timeoutGraceMs, {
+      timeOut: (active, error) => {
+        active.abort(error);
+        this.metrics?.timedOut.inc({ kind: active.job.kind });
+        this.metrics?.pastTimeout.inc({ kind: active.job.kind });
+        this.logger.warn({ ...this.fields(active), timeoutMs: error.timeoutMs }, 'job timed out; its signal is aborted');
+      },
+      abandon: (active) => this.abandon(active),
+    });
+  }
+
+  // The handler ignored its signal for the grace period: the job is given up
+  // (no more heartbeats, so the reaper returns it once the lease lapses) and
+  // the handler keeps its slot until it returns. A lane whose slots are all
+  // stuck gives its buffered jobs back for other workers to take.
+  private abandon(active: ActiveJob): void {
+    active.state = 'abandoned';
+    this.forget(active);
+    this.stuck.add(active);
+    active.lane.stuck++;
+    this.logger.error(
+      { ...this.fields(active), leaseUntil: new Date(active.leaseUntil).toISOString() },
+      'job handler ignored its timeout; the job is given up to the reaper and its slot stays taken until the handler returns',
+    );
+    if (active.lane.concurrency - active.lane.stuck <= 0) this.track(this.releaseUnstarted(active.lane));
+    this.checkIdle();
+  }
+
+  /** A handler of a given-up job returned at last: its slot is free; its outcome is not ours to write. */
+  private unstick(active: ActiveJob, error: unknown): void {
+    if (!this.stuck.delete(active)) return;
+    active.state = 'done';
+    active.lane.stuck--;
+    this.unrun(active);
+    this.logger.warn({ ...this.fields(active), err: error ?? undefined }, 'job handler returned after its job was given up');
+    this.checkIdle();
+    this.pump();
+    this.onWork();
+  }
+
+  private async releaseUnstarted(lane: Lane): Promise<void> {
+    const unstarted = lane.drain();
     for (let i = 0; i < unstarted.length; i += 1000) {
       const chunk = unstarted.slice(i, i + 1000);
       for (const a of chunk) a.state = 'finishing';
@@ -1196,53 +1152,6 @@ export class Worker {
     this.recurringTimer.unref?.();
   }
 
-  // ---- LISTEN ------------------------------------------------------------
-
-  private async connectListener(): Promise<void> {
-    const client = new pg.Client({ ...this.pool.options, application_name: 'queue-listener' } as pg.ClientConfig);
-    const retry = () => {
-      if (this.listener === client) this.listener = null;
-      client.removeAllListeners();
-      client.on('error', () => undefined);
-      client.end().catch(() => undefined);
-      if (this.stopping || this.listenerRetry) return;
-      this.listenerRetry = setTimeout(() => {
-        this.listenerRetry = null;
-        void this.connectListener();
-      }, 2000);
-      this.listenerRetry.unref?.();
-    };
-    client.on('notification', () => this.onWork());
-    client.on('error', (err) => {
-      this.logger.warn({ err, workerId: this.workerId }, 'queue listener lost its connection; polling until it is back');
-      retry();
-    });
-    client.on('end', retry);
-    try {
-      await client.connect();
-      await client.query(`LISTEN ${SQL.WAKE_CHANNEL}`);
-      if (this.stopping) {
-        await client.end().catch(() => undefined);
-        return;
-      }
-      this.listener = client;
-      // Anything enqueued while we were not listening.
-      this.onWork();
-    } catch (err) {
-      this.logger.warn({ err, workerId: this.workerId }, 'queue listener could not connect; polling meanwhile');
-      retry();
-    }
-  }
-
-  private async closeListener(): Promise<void> {
-    const client = this.listener;
-    this.listener = null;
-    if (!client) return;
-    client.removeAllListeners();
-    client.on('error', () => undefined);
-    await client.end().catch(() => undefined);
-  }
-
   // ---- misc --------------------------------------------------------------
 
   private track(promise: Promise<void>): void {
@@ -1254,25 +1163,4 @@ export class Worker {
     const job = active.job;
     return { jobId: job.id, kind: job.kind, attempt: job.attempts, idempotencyKey: job.idempotencyKey, workerId: this.workerId };
   }
-}
-
-/**
- * A failure of the connection or the server's state rather than of the
- * statement: no SQLSTATE (a socket error, a terminated connection), or
- * class 08 (connection), 53 (resources), 57 (operator intervention: shutdown,
- * restart), 58 (system) or 40 (serialization failure, deadlock).
- */
-function isConnectionError(err: unknown): boolean {
-  const code = (err as { code?: unknown } | null)?.code;
-  if (typeof code !== 'string' || !/^[0-9A-Z]{5}$/.test(code)) return true;
-  return ['08', '53', '57', '58', '40'].includes(code.slice(0, 2));
-}
-
-function checkKind(kind: string): void {
-  if (typeof kind !== 'string' || kind.length === 0) throw new TypeError('job kind must be a non-empty string');
-}
-
-function positiveInt(name: string, value: number): number {
-  if (!Number.isInteger(value) || value < 1) throw new RangeError(`${name} must be a positive integer, got ${value}`);
-  return value;
 }

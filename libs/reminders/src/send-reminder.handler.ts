@@ -187,7 +187,11 @@ export class SendReminderHandler {
       ledgerSkips.filter((skip) => !retried.some((s) => s.job.id === skip.jobId && s.settlement.status === 'sent')),
     );
     if (deferrals.length > 0) await deferOccurrences(this.pool, deferrals, now);
-    const summaries = await this.delivery.deliverMany(deliverable.map((d) => d.request));
+    // The batch's timeout (SEND_REMINDER_TIMEOUT_SECONDS) or shutdown abort the provider calls.
+    const summaries = await this.delivery.deliverMany(
+      deliverable.map((d) => d.request),
+      { signal: ctx.signal },
+    );
     const delivered: ClaimedJob<SendReminderPayload>[] = [];
     // Jobs on their last attempt die if they fail: their occurrence is given up, visibly, and the chain goes on.
     const lastChance: typeof settled = [];
