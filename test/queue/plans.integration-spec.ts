@@ -52,7 +52,15 @@ describe('query plans of the hot path', () => {
       await client.query('SET LOCAL plan_cache_mode = force_generic_plan');
       await client.query(`PREPARE hot AS ${text}`);
       const literals = values.map((v) =>
-        Array.isArray(v) ? `'{${v.join(',')}}'` : v instanceof Date ? `'${v.toISOString()}'` : typeof v === 'number' ? String(v) : `'${v}'`,
+        v === null
+          ? 'NULL'
+          : Array.isArray(v)
+            ? `'{${v.join(',')}}'`
+            : v instanceof Date
+              ? `'${v.toISOString()}'`
+              : typeof v === 'number'
+                ? String(v)
+                : `'${v}'`,
       );
       const { rows } = await client.query(`EXPLAIN (ANALYZE) EXECUTE hot(${literals.join(', ')})`);
       return rows.map((r: Record<string, string>) => r['QUERY PLAN']).join('\n');
@@ -71,30 +79,37 @@ describe('query plans of the hot path', () => {
 
   const tokens = () => runningTokens;
   const later = new Date(now.getTime() + 60_000);
+  const leaseMs = 60_000;
 
-  it('claim walks the runnable index and probes the primary key', async () => {
-    const plan = await genericPlan(SQL.CLAIM.text, [now, ['k'], 500, later, 'w2', 250]);
-    expect(plan).toMatch(/Index Scan using jobs_runnable_idx/);
-    expectBatchSized(plan);
-  });
+  // A test clock passes its instant; the system clock passes NULL (the database's now()).
+  describe.each([
+    ['a test clock', now],
+    ['the database clock', null],
+  ] as const)('on %s', (_clock, at) => {
+    it('claim walks the runnable index and probes the primary key', async () => {
+      const plan = await genericPlan(SQL.CLAIM.text, [at, ['k'], 500, leaseMs, 'w2', 250]);
+      expect(plan).toMatch(/Index Scan using jobs_runnable_idx/);
+      expectBatchSized(plan);
+    });
 
-  it.each([
-    ['complete', SQL.COMPLETE_MANY, () => [runningIds, tokens(), now, 'w']],
-    ['heartbeat', SQL.EXTEND_LEASES, () => [runningIds, tokens(), later, 'w']],
-    ['release', SQL.RELEASE_MANY, () => [runningIds, tokens(), now, 'w']],
-    ['start', SQL.START_MANY, () => [runningIds, tokens(), now, 'w']],
-    ['lease check', SQL.LEASE_CHECK, () => [runningIds, tokens(), 'w']],
-  ] as const)('%s touches only the rows of its batch', async (_name, statement, values) => {
-    const plan = await genericPlan(statement.text, values() as unknown[]);
-    expectBatchSized(plan);
-    expect(plan).toMatch(/rows=500/);
-  });
+    it.each([
+      ['complete', SQL.COMPLETE_MANY, () => [runningIds, tokens(), at, 'w']],
+      ['heartbeat', SQL.EXTEND_LEASES, () => [runningIds, tokens(), at, 'w', leaseMs]],
+      ['release', SQL.RELEASE_MANY, () => [runningIds, tokens(), at, 'w']],
+      ['start', SQL.START_MANY, () => [runningIds, tokens(), at, 'w']],
+      ['lease check', SQL.LEASE_CHECK, () => [runningIds, tokens(), 'w']],
+    ] as const)('%s touches only the rows of its batch', async (_name, statement, values) => {
+      const plan = await genericPlan(statement.text, values() as unknown[]);
+      expectBatchSized(plan);
+      expect(plan).toMatch(/rows=500/);
+    });
 
-  it.each([
-    ['retry', SQL.RETRY, () => [runningIds[0], 'w', runningTokens[0], now, later, 'err', now, 'failed']],
-    ['bury', SQL.BURY, () => [runningIds[0], 'w', runningTokens[0], now, 'err', now]],
-    ['snooze', SQL.SNOOZE, () => [runningIds[0], 'w', runningTokens[0], now, later, 'quiet', now]],
-  ] as const)('%s of one job is a probe', async (_name, statement, values) => {
-    expectBatchSized(await genericPlan(statement.text, values() as unknown[]));
+    it.each([
+      ['retry', SQL.RETRY, () => [runningIds[0], 'w', runningTokens[0], at, 30_000, 'err', at, 'failed']],
+      ['bury', SQL.BURY, () => [runningIds[0], 'w', runningTokens[0], at, 'err', at]],
+      ['snooze', SQL.SNOOZE, () => [runningIds[0], 'w', runningTokens[0], at, later, 'quiet', at, 5000]],
+    ] as const)('%s of one job is a probe', async (_name, statement, values) => {
+      expectBatchSized(await genericPlan(statement.text, values() as unknown[]));
+    });
   });
 });
