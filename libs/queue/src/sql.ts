@@ -93,15 +93,27 @@ SELECT id, idempotency_key, true AS created FROM inserted WHERE (SELECT count(*)
 
 export const JOBS_BY_KEYS = `SELECT ${JOB_COLUMNS} FROM jobs WHERE idempotency_key = ANY($1::text[])`;
 
-// Claim up to $3 runnable jobs. The row lock is taken in the SELECT of a CTE
-// with LIMIT, so exactly the rows it returns are locked and at most $3 are
-// claimed (`UPDATE … WHERE id IN (SELECT … LIMIT n SKIP LOCKED)` may be
-// re-evaluated and claim more). The ORDER BY matches jobs_runnable_idx, whose
-// partial predicate holds only queued rows, so the scan reads ready rows in
-// order and stops at the limit. SKIP LOCKED: concurrent claimers take
-// disjoint rows instead of queueing behind each other. FOR NO KEY UPDATE: the
-// weakest lock that still excludes other claimers. Each row gets a lease
-// token of its own, which every later compare-and-set of this run checks.
+// Claim up to $3 runnable jobs of the kinds $2 (less the paused ones). The
+// claim reads only rows it can take: each kind, and each priority level of a
+// kind, is probed on its own through jobs_claim_idx (kind, priority, run_at,
+// id), where `run_at <= now` is a range. So the ready jobs of kinds this lane
+// does not claim (a backlog of a kind no running worker handles, another
+// lane's herd) and the jobs scheduled for later (300,000 reminders) are not
+// walked; a single ordered scan of (priority, run_at, id) filtered by kind
+// read them all on an idle poll (PostgreSQL 15–17 cannot skip over a leading
+// priority; 18 can, but still walks other kinds' ready rows). `levels` finds
+// the distinct priorities of each kind with one index probe each (a loose
+// index scan: a kind has one or two). Each level's probe takes at most $3
+// rows in (run_at, id) order and locks them with SKIP LOCKED, so concurrent
+// claimers take disjoint rows instead of queueing behind each other; the
+// best $3 of all levels in (priority, run_at, id) order are claimed, and the
+// other rows a probe locked are free again when the statement ends (a lane
+// has few kinds, and levels with ready jobs are fewer). The lock is taken in
+// the probe with its LIMIT, so exactly the rows it returns are locked (`UPDATE
+// … WHERE id IN (SELECT … LIMIT n SKIP LOCKED)` may be re-evaluated and claim
+// more). FOR NO KEY UPDATE: the weakest lock that still excludes other
+// claimers. Each row gets a lease token of its own, which every later
+// compare-and-set of this run checks.
 // An attempt is used when its handler starts, not at claim: only the first $6
 // rows in claim order (those the worker has free slots for, which it starts
 // at once) count theirs here and get locked_at (= started); the others wait
@@ -110,24 +122,35 @@ export const JOBS_BY_KEYS = `SELECT ${JOB_COLUMNS} FROM jobs WHERE idempotency_k
 // reaper tells them apart by locked_at IS NULL). `cut` is the last row that
 // starts at once, so the per-row test is one row comparison. Paused kinds
 // (job_kind_pauses, a few rows at most) are read by every claim, so a pause
-// holds from the next claim of every worker on. They are taken out of the
-// kinds array rather than filtered (`kind <> ALL (…)`): the generic plan
-// guessed that filter kept one row and sorted a bitmap scan of every due job.
+// holds from the next claim of every worker on; they are taken out of the
+// kinds probed.
 // `= ANY (ARRAY(…))` rather than a join: a prepared statement soon runs a
 // generic plan, which guesses LIMIT $3 at 10% of the table and then
 // hash-joins the whole table; an id array always probes the primary key.
 const STARTS_NOW = `($6::integer > 0 AND coalesce((j.priority, j.run_at, j.id) <= (SELECT priority, run_at, id FROM cut), true))`;
 
 export const CLAIM: NamedStatement = {
-  name: 'queue_claim_v5',
+  name: 'queue_claim_v6',
   text: `
-WITH picked AS (
-  SELECT id, priority, run_at FROM jobs
-  WHERE status = 'queued' AND run_at <= ${at('$1')}
-    AND kind = ANY (ARRAY(SELECT unnest($2::text[]) EXCEPT SELECT kind FROM job_kind_pauses))
-  ORDER BY priority, run_at, id
-  LIMIT $3
-  FOR NO KEY UPDATE SKIP LOCKED
+WITH RECURSIVE claimable AS (
+  SELECT unnest($2::text[]) AS kind EXCEPT SELECT kind FROM job_kind_pauses
+), levels (kind, priority) AS (
+  SELECT c.kind, (SELECT min(priority) FROM jobs WHERE status = 'queued' AND kind = c.kind) FROM claimable AS c
+  UNION ALL
+  SELECT l.kind, (SELECT min(priority) FROM jobs WHERE status = 'queued' AND kind = l.kind AND priority > l.priority)
+  FROM levels AS l WHERE l.priority IS NOT NULL
+), ready AS (
+  SELECT r.id, r.priority, r.run_at FROM levels AS l
+  CROSS JOIN LATERAL (
+    SELECT id, priority, run_at FROM jobs
+    WHERE status = 'queued' AND kind = l.kind AND priority = l.priority AND run_at <= ${at('$1')}
+    ORDER BY run_at, id
+    LIMIT $3
+    FOR NO KEY UPDATE SKIP LOCKED
+  ) AS r
+  WHERE l.priority IS NOT NULL
+), picked AS (
+  SELECT id, priority, run_at FROM ready ORDER BY priority, run_at, id LIMIT $3
 ), cut AS (
   SELECT priority, run_at, id FROM picked ORDER BY priority, run_at, id OFFSET greatest($6::integer - 1, 0) LIMIT 1
 )

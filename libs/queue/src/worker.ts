@@ -366,9 +366,8 @@ export class Worker {
       // without room waits for a release (which wakes this loop), the others
       // for work. On a round that only continues a full claim (no NOTIFY,
       // poll or release since), a lane whose last claim came up short is
-      // asked again only once a poll interval has passed: its claim walks
-      // the runnable index past the other kinds' ready jobs, which during a
-      // herd are many.
+      // asked again only once a poll interval has passed: a round trip
+      // per lane per round would add up during a herd.
       woken ||= this.workPending;
       this.workPending = false;
       let more = false;
