@@ -7,6 +7,7 @@ import { ReminderOccurrences1764662700000 } from './1764662700000-ReminderOccurr
 import { OccurrenceStates1764662800000 } from './1764662800000-OccurrenceStates.js';
 import { JobQueueControls1764662900000 } from './1764662900000-JobQueueControls.js';
 import { DeliveryHealthIndex1764663800000 } from './1764663800000-DeliveryHealthIndex.js';
+import { JobClaimIndex1764663900000 } from './1764663900000-JobClaimIndex.js';
 
 export const migrations = [
   UsersDevicesReminders1764662400000,
@@ -16,4 +17,5 @@ export const migrations = [
   OccurrenceStates1764662800000,
   JobQueueControls1764662900000,
   DeliveryHealthIndex1764663800000,
+  JobClaimIndex1764663900000,
 ];

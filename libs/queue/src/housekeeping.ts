@@ -18,13 +18,13 @@ export interface ReapedJob {
 }
 
 /**
- * Returns every running job whose lease expired before `now` to queued (or to
- * dead when it was on its last attempt), in batches. Safe to run from any
- * number of processes at once.
+ * Returns every running job whose lease expired before `now` (null: the
+ * database's now()) to queued (or to dead when it was on its last attempt),
+ * in batches. Safe to run from any number of processes at once.
  */
 export async function reapExpiredJobs(
   executor: QueryExecutor,
-  now: Date,
+  now: Date | null,
   options: { batchSize?: number; maxBatches?: number } = {},
 ): Promise<ReapedJob[]> {
   const batchSize = options.batchSize ?? 1000;

@@ -1,8 +1,13 @@
 // Every statement the queue runs, in one place, each with why it is shaped so.
 //
 // Conventions:
-// - `now` is always a parameter ($n), taken from the injected clock, never SQL
-//   now(): tests pin it, and every worker agrees with its own timers.
+// - The worker's statements act at `at($n)`: the instant passed in when the
+//   worker was given a clock (tests pin it), else the database's now() ($n is
+//   NULL). Leases, the reaper's comparison and due checks must all read one
+//   clock; a host whose clock is ahead would otherwise reap other workers'
+//   healthy jobs and start jobs early. Lease lengths and delays travel as
+//   milliseconds and are added to that instant in SQL, so they follow the
+//   same clock. Ops statements still take `now` from the caller.
 // - Every transition of a running job is a compare-and-set on
 //   (id, status = 'running', lease_token = the claim's token): a worker whose
 //   lease was reaped, or a stale run, matches no row and changes nothing, so
@@ -16,6 +21,12 @@
 
 /** The channel NOTIFY wakes idle workers on. The payload is empty on purpose: identical notifies in one transaction collapse into one. */
 export const WAKE_CHANNEL = 'jobs_ready';
+
+// The instant a statement acts at: the injected clock's when the worker has
+// one, else the database's now() (the start of the statement's transaction).
+// Stable, so `run_at <= at(...)` is still an index condition.
+const at = (param: string): string => `coalesce(${param}::timestamptz, now())`;
+const ms = (param: string): string => `(${param}::float8 * interval '1 millisecond')`;
 
 export interface NamedStatement {
   name: string;
@@ -82,15 +93,27 @@ SELECT id, idempotency_key, true AS created FROM inserted WHERE (SELECT count(*)
 
 export const JOBS_BY_KEYS = `SELECT ${JOB_COLUMNS} FROM jobs WHERE idempotency_key = ANY($1::text[])`;
 
-// Claim up to $3 runnable jobs. The row lock is taken in the SELECT of a CTE
-// with LIMIT, so exactly the rows it returns are locked and at most $3 are
-// claimed (`UPDATE … WHERE id IN (SELECT … LIMIT n SKIP LOCKED)` may be
-// re-evaluated and claim more). The ORDER BY matches jobs_runnable_idx, whose
-// partial predicate holds only queued rows, so the scan reads ready rows in
-// order and stops at the limit. SKIP LOCKED: concurrent claimers take
-// disjoint rows instead of queueing behind each other. FOR NO KEY UPDATE: the
-// weakest lock that still excludes other claimers. Each row gets a lease
-// token of its own, which every later compare-and-set of this run checks.
+// Claim up to $3 runnable jobs of the kinds $2 (less the paused ones). The
+// claim reads only rows it can take: each kind, and each priority level of a
+// kind, is probed on its own through jobs_claim_idx (kind, priority, run_at,
+// id), where `run_at <= now` is a range. So the ready jobs of kinds this lane
+// does not claim (a backlog of a kind no running worker handles, another
+// lane's herd) and the jobs scheduled for later (300,000 reminders) are not
+// walked; a single ordered scan of (priority, run_at, id) filtered by kind
+// read them all on an idle poll (PostgreSQL 15–17 cannot skip over a leading
+// priority; 18 can, but still walks other kinds' ready rows). `levels` finds
+// the distinct priorities of each kind with one index probe each (a loose
+// index scan: a kind has one or two). Each level's probe takes at most $3
+// rows in (run_at, id) order and locks them with SKIP LOCKED, so concurrent
+// claimers take disjoint rows instead of queueing behind each other; the
+// best $3 of all levels in (priority, run_at, id) order are claimed, and the
+// other rows a probe locked are free again when the statement ends (a lane
+// has few kinds, and levels with ready jobs are fewer). The lock is taken in
+// the probe with its LIMIT, so exactly the rows it returns are locked (`UPDATE
+// … WHERE id IN (SELECT … LIMIT n SKIP LOCKED)` may be re-evaluated and claim
+// more). FOR NO KEY UPDATE: the weakest lock that still excludes other
+// claimers. Each row gets a lease token of its own, which every later
+// compare-and-set of this run checks.
 // An attempt is used when its handler starts, not at claim: only the first $6
 // rows in claim order (those the worker has free slots for, which it starts
 // at once) count theirs here and get locked_at (= started); the others wait
@@ -99,30 +122,42 @@ export const JOBS_BY_KEYS = `SELECT ${JOB_COLUMNS} FROM jobs WHERE idempotency_k
 // reaper tells them apart by locked_at IS NULL). `cut` is the last row that
 // starts at once, so the per-row test is one row comparison. Paused kinds
 // (job_kind_pauses, a few rows at most) are read by every claim, so a pause
-// holds from the next claim of every worker on. They are taken out of the
-// kinds array rather than filtered (`kind <> ALL (…)`): the generic plan
-// guessed that filter kept one row and sorted a bitmap scan of every due job.
+// holds from the next claim of every worker on; they are taken out of the
+// kinds probed.
 // `= ANY (ARRAY(…))` rather than a join: a prepared statement soon runs a
 // generic plan, which guesses LIMIT $3 at 10% of the table and then
 // hash-joins the whole table; an id array always probes the primary key.
 const STARTS_NOW = `($6::integer > 0 AND coalesce((j.priority, j.run_at, j.id) <= (SELECT priority, run_at, id FROM cut), true))`;
 
 export const CLAIM: NamedStatement = {
-  name: 'queue_claim_v4',
+  name: 'queue_claim_v6',
   text: `
-WITH picked AS (
-  SELECT id, priority, run_at FROM jobs
-  WHERE status = 'queued' AND run_at <= $1
-    AND kind = ANY (ARRAY(SELECT unnest($2::text[]) EXCEPT SELECT kind FROM job_kind_pauses))
-  ORDER BY priority, run_at, id
-  LIMIT $3
-  FOR NO KEY UPDATE SKIP LOCKED
+WITH RECURSIVE claimable AS (
+  SELECT unnest($2::text[]) AS kind EXCEPT SELECT kind FROM job_kind_pauses
+), levels (kind, priority) AS (
+  SELECT c.kind, (SELECT min(priority) FROM jobs WHERE status = 'queued' AND kind = c.kind) FROM claimable AS c
+  UNION ALL
+  SELECT l.kind, (SELECT min(priority) FROM jobs WHERE status = 'queued' AND kind = l.kind AND priority > l.priority)
+  FROM levels AS l WHERE l.priority IS NOT NULL
+), ready AS (
+  SELECT r.id, r.priority, r.run_at FROM levels AS l
+  CROSS JOIN LATERAL (
+    SELECT id, priority, run_at FROM jobs
+    WHERE status = 'queued' AND kind = l.kind AND priority = l.priority AND run_at <= ${at('$1')}
+    ORDER BY run_at, id
+    LIMIT $3
+    FOR NO KEY UPDATE SKIP LOCKED
+  ) AS r
+  WHERE l.priority IS NOT NULL
+), picked AS (
+  SELECT id, priority, run_at FROM ready ORDER BY priority, run_at, id LIMIT $3
 ), cut AS (
   SELECT priority, run_at, id FROM picked ORDER BY priority, run_at, id OFFSET greatest($6::integer - 1, 0) LIMIT 1
 )
 UPDATE jobs AS j
 SET status = 'running', attempts = j.attempts + CASE WHEN ${STARTS_NOW} THEN 1 ELSE 0 END,
-    locked_at = CASE WHEN ${STARTS_NOW} THEN $1::timestamptz END, locked_until = $4, locked_by = $5, updated_at = $1,
+    locked_at = CASE WHEN ${STARTS_NOW} THEN ${at('$1')} END, locked_until = ${at('$1')} + ${ms('$4')}, locked_by = $5,
+    updated_at = ${at('$1')},
     lease_token = nextval('jobs_lease_token_seq')
 WHERE j.id = ANY (ARRAY(SELECT id FROM picked))
 RETURNING ${CLAIMED_COLUMNS}, j.locked_at IS NOT NULL AS counted`,
@@ -156,12 +191,12 @@ function heldRows(lock: string, worker = '$4'): string {
 // written to job_runs: one write per job on this path). The UPDATE reaches
 // the rows through `id = ANY (ARRAY(…))`: primary-key probes whatever the plan.
 export const COMPLETE_MANY: NamedStatement = {
-  name: 'queue_complete_many_v3',
+  name: 'queue_complete_many_v4',
   text: `
 WITH mine AS (${heldRows('FOR NO KEY UPDATE')}
 )
 UPDATE jobs
-SET status = 'succeeded', finished_at = $3, locked_until = NULL, updated_at = $3
+SET status = 'succeeded', finished_at = ${at('$3')}, locked_until = NULL, updated_at = ${at('$3')}
 WHERE id = ANY (ARRAY(SELECT id FROM mine))
 RETURNING id`,
 };
@@ -170,29 +205,29 @@ RETURNING id`,
 // and locked_at records the start. The handler runs once this has landed, so
 // an attempt that ran is always counted.
 export const START_MANY: NamedStatement = {
-  name: 'queue_start_many_v1',
+  name: 'queue_start_many_v2',
   text: `
 WITH mine AS (${heldRows('FOR NO KEY UPDATE')}
 )
 UPDATE jobs
-SET attempts = attempts + 1, locked_at = $3
+SET attempts = attempts + 1, locked_at = ${at('$3')}
 WHERE id = ANY (ARRAY(SELECT id FROM mine))
 RETURNING id`,
 };
 
-// Heartbeat: push the lease of every job this worker holds. Touches only
+// Heartbeat: push the lease of every job this worker holds to $5 ms from now. Touches only
 // locked_until, which no index contains, so the update is HOT (no index
 // writes). SKIP LOCKED: a row locked right now is being completed or failed
 // by this worker (or taken by the reaper), and waiting on it could deadlock
 // against a completion that locks the same rows in another order. Ids missing
 // from the result are checked with LEASE_CHECK before being declared lost.
 export const EXTEND_LEASES: NamedStatement = {
-  name: 'queue_extend_leases_v3',
+  name: 'queue_extend_leases_v4',
   text: `
 WITH mine AS (${heldRows('FOR NO KEY UPDATE SKIP LOCKED')}
 )
 UPDATE jobs
-SET locked_until = $3
+SET locked_until = ${at('$3')} + ${ms('$5')}
 WHERE id = ANY (ARRAY(SELECT id FROM mine))
 RETURNING id`,
 };
@@ -208,57 +243,65 @@ export const LEASE_CHECK: NamedStatement = {
   text: heldRows('LIMIT 1', '$3'),
 };
 
-// A failed attempt that will be retried at $5 (backoff or Retry-After), or an
-// attempt interrupted by shutdown ($8 = 'interrupted', $5 = now). The attempt
+// job_runs.started_at: the start as the worker saw it ($n, with a test
+// clock), else the row's locked_at (set from the database's clock at the
+// start). The subquery reads the statement's snapshot: the row before the update.
+const STARTED_AT = (param: string): string => `coalesce(${param}::timestamptz, (SELECT locked_at FROM jobs WHERE id = $1))`;
+
+// A failed attempt that will be retried $5 ms from now (backoff or
+// Retry-After), or an attempt interrupted by shutdown ($8 = 'interrupted',
+// $5 = 0, or the time its lease has left). The attempt
 // ran to an end, so the snoozes in a row start again from 0. The job row
 // and its history row change in one statement, so history never disagrees
 // with the row.
 export const RETRY: NamedStatement = {
-  name: 'queue_retry_v2',
+  name: 'queue_retry_v3',
   text: `
 WITH updated AS (
   UPDATE jobs
-  SET status = 'queued', run_at = $5, last_error = $6, locked_at = NULL, locked_until = NULL, locked_by = NULL, updated_at = $4,
-      snoozes = 0
+  SET status = 'queued', run_at = ${at('$4')} + ${ms('$5')}, last_error = $6, locked_at = NULL, locked_until = NULL, locked_by = NULL,
+      updated_at = ${at('$4')}, snoozes = 0
   WHERE id = $1 AND status = 'running' AND locked_by = $2 AND lease_token = $3
-  RETURNING id, kind, attempts
+  RETURNING id, kind, attempts, run_at
 )
 INSERT INTO job_runs (job_id, kind, attempt, worker, started_at, finished_at, outcome, error, next_run_at)
-SELECT id, kind, attempts, $2, $7, $4, $8, $6, $5 FROM updated
+SELECT id, kind, attempts, $2, ${STARTED_AT('$7')}, ${at('$4')}, $8, $6, run_at FROM updated
 RETURNING job_id`,
 };
 
 // Out of attempts, or a permanent error: dead, with its error, until an
 // operator retries it or it is pruned. locked_by/locked_at are kept.
 export const BURY: NamedStatement = {
-  name: 'queue_bury_v2',
+  name: 'queue_bury_v3',
   text: `
 WITH updated AS (
   UPDATE jobs
-  SET status = 'dead', last_error = $5, locked_until = NULL, finished_at = $4, updated_at = $4
+  SET status = 'dead', last_error = $5, locked_until = NULL, finished_at = ${at('$4')}, updated_at = ${at('$4')}
   WHERE id = $1 AND status = 'running' AND locked_by = $2 AND lease_token = $3
   RETURNING id, kind, attempts
 )
 INSERT INTO job_runs (job_id, kind, attempt, worker, started_at, finished_at, outcome, error)
-SELECT id, kind, attempts, $2, $6, $4, 'dead', $5 FROM updated
+SELECT id, kind, attempts, $2, ${STARTED_AT('$6')}, ${at('$4')}, 'dead', $5 FROM updated
 RETURNING job_id`,
 };
 
 // Snooze: back to queued at $5 and the attempt given back (attempts - 1), so
-// quiet hours never push a job towards dead. Recorded in the history, and
+// quiet hours never push a job towards dead. A snooze to the past would run
+// again at the poll rate: it waits $8 ms from now instead (to now exactly is
+// kept: "after this instant"). Recorded in the history, and
 // counted in `snoozes` (the worker bounds snoozes in a row).
 export const SNOOZE: NamedStatement = {
-  name: 'queue_snooze_v2',
+  name: 'queue_snooze_v3',
   text: `
 WITH updated AS (
   UPDATE jobs
-  SET status = 'queued', run_at = $5, attempts = attempts - 1, snoozes = snoozes + 1,
-      locked_at = NULL, locked_until = NULL, locked_by = NULL, updated_at = $4
+  SET status = 'queued', run_at = CASE WHEN $5::timestamptz < ${at('$4')} THEN ${at('$4')} + ${ms('$8')} ELSE $5 END,
+      attempts = attempts - 1, snoozes = snoozes + 1, locked_at = NULL, locked_until = NULL, locked_by = NULL, updated_at = ${at('$4')}
   WHERE id = $1 AND status = 'running' AND locked_by = $2 AND lease_token = $3
-  RETURNING id, kind, attempts + 1 AS attempt
+  RETURNING id, kind, attempts + 1 AS attempt, run_at
 )
 INSERT INTO job_runs (job_id, kind, attempt, worker, started_at, finished_at, outcome, error, next_run_at)
-SELECT id, kind, attempt, $2, $7, $4, 'snoozed', $6, $5 FROM updated
+SELECT id, kind, attempt, $2, ${STARTED_AT('$7')}, ${at('$4')}, 'snoozed', $6, run_at FROM updated
 RETURNING job_id`,
 };
 
@@ -267,13 +310,13 @@ RETURNING job_id`,
 // unchanged so they keep their place in line). Nothing ran, so nothing goes
 // to the history.
 export const RELEASE_MANY: NamedStatement = {
-  name: 'queue_release_many_v3',
+  name: 'queue_release_many_v4',
   text: `
 WITH mine AS (${heldRows('FOR NO KEY UPDATE')}
 )
 UPDATE jobs
 SET status = 'queued', attempts = attempts - (locked_at IS NOT NULL)::integer,
-    locked_at = NULL, locked_until = NULL, locked_by = NULL, updated_at = $3
+    locked_at = NULL, locked_until = NULL, locked_by = NULL, updated_at = ${at('$3')}
 WHERE id = ANY (ARRAY(SELECT id FROM mine))
 RETURNING id`,
 };
@@ -288,32 +331,32 @@ RETURNING id`,
 const OUT_OF_ATTEMPTS = `(j.locked_at IS NOT NULL AND j.attempts >= j.max_attempts)`;
 
 export const REAP: NamedStatement = {
-  name: 'queue_reap_v2',
+  name: 'queue_reap_v3',
   text: `
 WITH expired AS (
   SELECT id, locked_by, locked_at FROM jobs
-  WHERE status = 'running' AND locked_until < $1
+  WHERE status = 'running' AND locked_until < ${at('$1')}
   ORDER BY id
   LIMIT $2
   FOR NO KEY UPDATE SKIP LOCKED
 ), updated AS (
   UPDATE jobs AS j
   SET status = CASE WHEN ${OUT_OF_ATTEMPTS} THEN 'dead' ELSE 'queued' END,
-      run_at = CASE WHEN ${OUT_OF_ATTEMPTS} THEN j.run_at ELSE $1 END,
+      run_at = CASE WHEN ${OUT_OF_ATTEMPTS} THEN j.run_at ELSE ${at('$1')} END,
       last_error = CASE WHEN j.locked_at IS NULL THEN j.last_error
                    ELSE 'lease expired: worker ' || coalesce(expired.locked_by, '?') || ' stopped renewing it' END,
       locked_at = CASE WHEN ${OUT_OF_ATTEMPTS} THEN j.locked_at END,
       locked_by = CASE WHEN ${OUT_OF_ATTEMPTS} THEN j.locked_by END,
       locked_until = NULL,
-      finished_at = CASE WHEN ${OUT_OF_ATTEMPTS} THEN $1::timestamptz END,
-      updated_at = $1
+      finished_at = CASE WHEN ${OUT_OF_ATTEMPTS} THEN ${at('$1')} END,
+      updated_at = ${at('$1')}
   FROM expired
-  WHERE j.id = expired.id AND j.status = 'running' AND j.locked_until < $1
+  WHERE j.id = expired.id AND j.status = 'running' AND j.locked_until < ${at('$1')}
   RETURNING j.id, j.kind, j.attempts, j.status, j.idempotency_key, expired.locked_by AS worker, expired.locked_at AS started_at
 ), history AS (
   INSERT INTO job_runs (job_id, kind, attempt, worker, started_at, finished_at, outcome, error, next_run_at)
-  SELECT id, kind, attempts, worker, started_at, $1, 'lease_expired', 'lease expired',
-         CASE WHEN status = 'queued' THEN $1::timestamptz END
+  SELECT id, kind, attempts, worker, started_at, ${at('$1')}, 'lease_expired', 'lease expired',
+         CASE WHEN status = 'queued' THEN ${at('$1')} END
   FROM updated WHERE started_at IS NOT NULL
 )
 SELECT id, kind, attempts, status, idempotency_key, worker FROM updated`,

@@ -73,6 +73,8 @@ export class Worker {
   private readonly minSnoozeMs: number;
   private readonly maxSnoozesInARow: number;
   private readonly clock: QueueClock;
+  /** No clock given: leases, the reaper and due checks use the database's now() (see sqlNow). */
+  private readonly databaseClock: boolean;
   private readonly random: RandomSource;
   private readonly logger: QueueLogger;
   private readonly metrics: QueueMetrics | undefined;
@@ -140,6 +142,7 @@ export class Worker {
     this.minSnoozeMs = Math.max(0, options.snooze?.minDelaySeconds ?? 5) * 1000;
     this.maxSnoozesInARow = positiveInt('snooze.maxInARow', options.snooze?.maxInARow ?? 100);
     this.clock = options.clock ?? systemClock;
+    this.databaseClock = this.clock === systemClock;
     this.random = options.random ?? Math.random;
     this.logger = options.logger ?? silentLogger;
     this.metrics = options.metrics;
@@ -325,7 +328,7 @@ export class Worker {
           // Still running: back in the queue, but not before its lease would have
           // lapsed, so that no other worker starts it while this handler may still run.
           this.unrun(active);
-          this.track(this.interrupt(active, reason, new Date(Math.max(this.clock.now().getTime(), active.leaseUntil))));
+          this.track(this.interrupt(active, reason, Math.max(0, active.leaseUntil - this.clock.now().getTime())));
         }
       }
     }
@@ -363,9 +366,8 @@ export class Worker {
       // without room waits for a release (which wakes this loop), the others
       // for work. On a round that only continues a full claim (no NOTIFY,
       // poll or release since), a lane whose last claim came up short is
-      // asked again only once a poll interval has passed: its claim walks
-      // the runnable index past the other kinds' ready jobs, which during a
-      // herd are many.
+      // asked again only once a poll interval has passed: a round trip
+      // per lane per round would add up during a herd.
       woken ||= this.workPending;
       this.workPending = false;
       let more = false;
@@ -424,14 +426,14 @@ export class Worker {
 
   private async claim(lane: Lane, limit: number): Promise<number> {
     if (limit <= 0 || lane.kinds.length === 0) return 0;
-    const now = this.clock.now();
-    const lockedUntil = new Date(now.getTime() + this.leaseMs);
+    // Our own estimate of the lease, on our clock: for local decisions only (how long a write may be retried).
+    const lockedUntil = this.clock.now().getTime() + this.leaseMs;
     // Slots free for these rows once the buffer ahead of them has started: their attempts count at claim.
     const startsNow = Math.max(0, lane.free - lane.buffered);
     const result = await this.pool.query<ClaimRow>({
       name: SQL.CLAIM.name,
       text: SQL.CLAIM.text,
-      values: [now, lane.kinds, limit, lockedUntil, this.workerId, startsNow],
+      values: [this.sqlNow(), lane.kinds, limit, this.leaseMs, this.workerId, startsNow],
     });
     // The counted rows first: they are the ones the free slots start.
     const rows = result.rows.filter((r) => r.counted).concat(result.rows.filter((r) => !r.counted));
@@ -451,7 +453,7 @@ export class Worker {
         row.lease_token,
         lane,
       );
-      active.leaseUntil = lockedUntil.getTime();
+      active.leaseUntil = lockedUntil;
       active.counted = row.counted;
       active.snoozes = row.snoozes;
       this.held.set(row.id, active);
@@ -535,7 +537,7 @@ export class Worker {
         this.pool.query<{ id: string }>({
           name: SQL.START_MANY.name,
           text: SQL.START_MANY.text,
-          values: [uncounted.map((a) => a.job.id), uncounted.map((a) => a.token), this.clock.now(), this.workerId],
+          values: [uncounted.map((a) => a.job.id), uncounted.map((a) => a.token), this.sqlNow(), this.workerId],
         }),
       );
       counted = new Set(result.rows.map((r) => r.id));
@@ -716,7 +718,7 @@ export class Worker {
             : await client.query<{ id: string }>({
                 name: SQL.COMPLETE_MANY.name,
                 text: SQL.COMPLETE_MANY.text,
-                values: [candidates.map((a) => a.job.id), candidates.map((a) => a.token), this.clock.now(), this.workerId],
+                values: [candidates.map((a) => a.job.id), candidates.map((a) => a.token), this.sqlNow(), this.workerId],
               });
         const ok = new Set(cas.rows.map((r) => r.id));
         held = candidates.filter((a) => ok.has(a.job.id));
@@ -767,7 +769,7 @@ export class Worker {
         this.pool.query<{ id: string }>({
           name: SQL.COMPLETE_MANY.name,
           text: SQL.COMPLETE_MANY.text,
-          values: [ids, tokens, this.clock.now(), this.workerId],
+          values: [ids, tokens, this.sqlNow(), this.workerId],
         }),
       );
       completed = new Set(result.rows.map((r) => r.id));
@@ -816,16 +818,15 @@ export class Worker {
       this.release(active);
       return;
     }
-    const now = this.clock.now();
+    const now = this.sqlNow();
     if (error instanceof SnoozeJob && active.snoozes >= this.maxSnoozesInARow) {
       // A handler that always snoozes would otherwise keep the job for ever.
       error = new PermanentJobError(`snoozed ${active.snoozes + 1} times in a row without running to an end (last: ${error.reason})`);
     }
     try {
       if (error instanceof SnoozeJob) {
-        // A snooze to the past would run again at the poll rate: it waits the
-        // minimum delay instead. (To now exactly is kept: "after this instant".)
-        const until = error.until.getTime() < now.getTime() ? new Date(now.getTime() + this.minSnoozeMs) : error.until;
+        // A snooze to the past waits the minimum delay instead (in SQL, on the statement's clock).
+        const until = error.until;
         const ok = await this.writeDurably(active, SQL.SNOOZE, [
           job.id,
           this.workerId,
@@ -833,7 +834,8 @@ export class Worker {
           now,
           until,
           error.reason,
-          active.startedAt,
+          this.startedAt(active),
+          this.minSnoozeMs,
         ]);
         this.metrics?.observeDuration(kind, 'snoozed', seconds);
         if (!ok) this.lost(active, 'snooze');
@@ -852,7 +854,7 @@ export class Worker {
       this.metrics?.observeDuration(kind, 'failed', seconds);
       const permanent = error instanceof PermanentJobError;
       if (permanent || job.attempts >= job.maxAttempts) {
-        const ok = await this.writeDurably(active, SQL.BURY, [job.id, this.workerId, active.token, now, text, active.startedAt]);
+        const ok = await this.writeDurably(active, SQL.BURY, [job.id, this.workerId, active.token, now, text, this.startedAt(active)]);
         if (!ok) return this.lost(active, 'bury');
         this.metrics?.failed.inc({ kind, error_class: cls });
         this.metrics?.buried.inc({ kind, error_class: cls });
@@ -866,22 +868,22 @@ export class Worker {
         retryAfter === undefined
           ? backoffSeconds(job.attempts, this.random, this.backoffBase, this.backoffCap)
           : Math.min(retryAfter, this.backoffCap);
-      const runAt = new Date(now.getTime() + Math.round(delaySeconds * 1000));
+      const delayMs = Math.round(delaySeconds * 1000);
       const ok = await this.writeDurably(active, SQL.RETRY, [
         job.id,
         this.workerId,
         active.token,
         now,
-        runAt,
+        delayMs,
         text,
-        active.startedAt,
+        this.startedAt(active),
         'failed',
       ]);
       if (!ok) return this.lost(active, 'retry');
       this.metrics?.failed.inc({ kind, error_class: cls });
       this.metrics?.retried.inc({ kind, error_class: cls });
       this.logger.warn(
-        { ...this.fields(active), err: error, retryAt: runAt.toISOString(), retryAfterSeconds: retryAfter ?? null },
+        { ...this.fields(active), err: error, retryInSeconds: delayMs / 1000, retryAfterSeconds: retryAfter ?? null },
         'job failed; will retry',
       );
     } catch (err) {
@@ -893,18 +895,18 @@ export class Worker {
     }
   }
 
-  private async interrupt(active: ActiveJob, reason: unknown, runAt?: Date): Promise<void> {
+  /** Puts a job back, due `delayMs` from now (by the statement's clock). */
+  private async interrupt(active: ActiveJob, reason: unknown, delayMs = 0): Promise<void> {
     active.state = 'finishing';
-    const now = this.clock.now();
     try {
       const ok = await this.write(SQL.RETRY, [
         active.job.id,
         this.workerId,
         active.token,
-        now,
-        runAt ?? now,
+        this.sqlNow(),
+        delayMs,
         errorText(reason),
-        active.startedAt,
+        this.startedAt(active),
         'interrupted',
       ]);
       if (ok) this.logger.warn(this.fields(active), 'job interrupted by shutdown; back in the queue');
@@ -962,14 +964,14 @@ export class Worker {
     const ids = sent.map((a) => a.job.id);
     const tokens = sent.map((a) => a.token);
     try {
-      const until = new Date(this.clock.now().getTime() + this.leaseMs);
+      const until = this.clock.now().getTime() + this.leaseMs;
       const extended = await this.pool.query<{ id: string }>({
         name: SQL.EXTEND_LEASES.name,
         text: SQL.EXTEND_LEASES.text,
-        values: [ids, tokens, until, this.workerId],
+        values: [ids, tokens, this.sqlNow(), this.workerId, this.leaseMs],
       });
       const ok = new Set(extended.rows.map((r) => r.id));
-      for (const active of sent) if (ok.has(active.job.id)) active.leaseUntil = until.getTime();
+      for (const active of sent) if (ok.has(active.job.id)) active.leaseUntil = until;
       if (extended.rows.length === sent.length) return;
       const unsure = sent.filter((a) => !ok.has(a.job.id));
       const check = await this.pool.query<{ id: string }>({
@@ -995,6 +997,20 @@ export class Worker {
     } finally {
       this.heartbeatInFlight = false;
     }
+  }
+
+  /**
+   * The instant the worker's statements act at: the injected clock's, or
+   * NULL for the database's now() when the worker runs on the system clock.
+   * One clock for every lease, reap and due check, whichever host runs them.
+   */
+  private sqlNow(): Date | null {
+    return this.databaseClock ? null : this.clock.now();
+  }
+
+  /** A run's start for its history row: ours with a test clock, else the row's (database) locked_at. */
+  private startedAt(active: ActiveJob): Date | null {
+    return this.databaseClock ? null : active.startedAt;
   }
 
   private lost(active: ActiveJob, where: string): void {
@@ -1102,7 +1118,7 @@ export class Worker {
 
   private async runReaper(ctx: JobContext): Promise<void> {
     void ctx;
-    const reaped = await reapExpiredJobs(this.pool, this.clock.now());
+    const reaped = await reapExpiredJobs(this.pool, this.sqlNow());
     for (const job of reaped) {
       this.metrics?.reaped.inc({ kind: job.kind, outcome: job.status });
       this.logger.warn(
