@@ -124,16 +124,17 @@ const DATABASE_RETRY_AFTER_SECONDS = 5;
 // node errors of a refused or dropped socket.
 const UNAVAILABLE_CODES = /^(08\w{3}|57P0[1-3]|53300|ECONNREFUSED|ECONNRESET|ENOTFOUND|ETIMEDOUT|EPIPE)$/;
 // TypeORM releases a transaction's query runner when its connection dies; the
-// transaction's next query then fails with QueryRunnerAlreadyReleasedError.
+// transaction's next query then fails with QueryRunnerAlreadyReleasedError, or
+// (through the EntityManager) QueryRunnerProviderAlreadyReleasedError.
 const UNAVAILABLE_MESSAGES =
-  /Query runner already released|Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error|Connection is not established|the database system is (starting up|shutting down|in recovery mode)/i;
+  /Query runner already released|connection provided by a query runner was already released|Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error|Connection is not established|the database system is (starting up|shutting down|in recovery mode)/i;
 
 /**
  * A request that failed because PostgreSQL is down or restarting (seen
  * through TypeORM's driverError, pg's errors and AggregateError): a 503 the
  * client may retry, not a 500 bug report.
  */
-function isDatabaseUnavailable(error: unknown, depth = 0): boolean {
+export function isDatabaseUnavailable(error: unknown, depth = 0): boolean {
   if (!error || typeof error !== 'object' || depth > 4) return false;
   const e = error as { code?: unknown; message?: unknown; driverError?: unknown; cause?: unknown; errors?: unknown };
   if (typeof e.code === 'string' && UNAVAILABLE_CODES.test(e.code)) return true;
