@@ -22,7 +22,7 @@ export interface DeliveryRecord {
 /** Every ledger row of these jobs, by job and then device order of creation. */
 export async function deliveriesOfJobs(db: QueryExecutor, jobIds: readonly string[]): Promise<DeliveryRecord[]> {
   if (jobIds.length === 0) return [];
-  const rows = await queryRows<DeliveryRecord>(
+  return queryRows<DeliveryRecord>(
     db,
     `SELECT job_id::text AS "jobId", device_id::text AS "deviceId", platform, provider, status,
             COALESCE(skip_reason, error) AS reason, provider_message_id AS "providerMessageId", attempts,
@@ -31,7 +31,6 @@ export async function deliveriesOfJobs(db: QueryExecutor, jobIds: readonly strin
       ORDER BY job_id, created_at, id`,
     [jobIds],
   );
-  return rows.map((r) => ({ ...r, createdAt: new Date(r.createdAt), updatedAt: new Date(r.updatedAt) }));
 }
 
 /** A job that wrote ledger rows for a user, at the time of its first row. */
@@ -50,7 +49,7 @@ export async function userDeliveryJobs(
   userId: string,
   page: { before?: { at: Date; jobId: string }; limit: number },
 ): Promise<UserDeliveryJob[]> {
-  const rows = await queryRows<{ jobId: string; at: Date }>(
+  return queryRows<UserDeliveryJob>(
     db,
     `SELECT job_id::text AS "jobId", date_trunc('milliseconds', min(created_at)) AS at
        FROM push_deliveries WHERE user_id = $1
@@ -60,7 +59,6 @@ export async function userDeliveryJobs(
       LIMIT $4`,
     [userId, page.before?.at ?? null, page.before?.jobId ?? null, page.limit],
   );
-  return rows.map((r) => ({ jobId: r.jobId, at: new Date(r.at) }));
 }
 
 export interface ProviderMinute {
@@ -111,5 +109,5 @@ export async function deliveryHealth(
       LIMIT $3`,
     [from, to, topAnswers],
   );
-  return { byMinute: byMinute.map((r) => ({ ...r, minute: new Date(r.minute) })), answers };
+  return { byMinute, answers };
 }

@@ -24,7 +24,7 @@ export interface UserOccurrence {
 
 /**
  * The user's occurrences, newest first by (due_at, key), strictly before
- * `before` when given (keys compare bytewise). A page of a keyset walk
+ * `before` (keys compare bytewise). A page of a keyset walk
  * backwards; `before` is typically now, so that dates ahead stay out.
  */
 export async function userOccurrences(
@@ -32,7 +32,7 @@ export async function userOccurrences(
   userId: string,
   page: { before: { at: Date; key: string }; limit: number },
 ): Promise<UserOccurrence[]> {
-  const rows = await queryRows<UserOccurrence>(
+  return queryRows<UserOccurrence>(
     db,
     `SELECT o.reminder_id::text AS "reminderId", r.title, o.local_date AS "localDate", o.status, o.reason,
             o.due_at AS "dueAt", o.earliest_at AS "earliestAt", o.sent_at AS "sentAt", o.acted_at AS "actedAt",
@@ -47,14 +47,6 @@ export async function userOccurrences(
       LIMIT $4`,
     [userId, page.before.at, page.before.key, page.limit],
   );
-  return rows.map((r) => ({
-    ...r,
-    dueAt: new Date(r.dueAt),
-    earliestAt: new Date(r.earliestAt),
-    sentAt: r.sentAt && new Date(r.sentAt),
-    actedAt: r.actedAt && new Date(r.actedAt),
-    snoozedUntil: r.snoozedUntil && new Date(r.snoozedUntil),
-  }));
 }
 
 /**

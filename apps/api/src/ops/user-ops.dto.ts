@@ -1,6 +1,7 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Type } from 'class-transformer';
 import { IsInt, IsOptional, IsString, Length, Max, MaxLength, Min } from 'class-validator';
+import { DeviceDto } from '../devices/device.dto.js';
 import { ProfileDto } from '../me/profile.dto.js';
 import { ReminderDto } from '../reminders/reminder.dto.js';
 
@@ -27,19 +28,12 @@ export class TimelineQuery {
   cursor?: string;
 }
 
-export class OpsDeviceDto {
+/** A device as its user sees it (DeviceDto), with what an operator needs besides. */
+export class OpsDeviceDto extends DeviceDto {
   @ApiProperty({ format: 'uuid' }) id: string;
-  @ApiProperty() installationId: string;
-  @ApiProperty({ enum: ['ios', 'android'] }) platform: string;
-  @ApiProperty({ example: '…a1b2', description: 'masked: only the last four characters' }) pushToken: string;
-  @ApiProperty() active: boolean;
   @ApiProperty({ nullable: true, type: String, description: "why it was deactivated, e.g. the provider's invalid-token answer" })
-  deactivatedReason: string | null;
+  declare deactivatedReason: string | null;
   @ApiProperty({ nullable: true, type: String }) deactivatedAt: string | null;
-  @ApiProperty({ nullable: true, type: String }) timeZone: string | null;
-  @ApiProperty({ nullable: true, type: String }) appVersion: string | null;
-  @ApiProperty({ nullable: true, type: String }) locale: string | null;
-  @ApiProperty() lastSeenAt: string;
   @ApiProperty() createdAt: string;
 }
 

@@ -6,7 +6,9 @@ import { type DeliveryRecord, deliveriesOfJobs, maskPushToken, type UserDelivery
 import { getJobs, type Job } from '@nudge/queue';
 import { reminderJobIds, RemindersService, type UserOccurrence, userOccurrences } from '@nudge/reminders';
 import { type DeviceEntity, DevicesService, type UserEntity, UsersService } from '@nudge/users';
+import { DeviceDto } from '../devices/device.dto.js';
 import { ProfileDto } from '../me/profile.dto.js';
+import type { OpsDeviceDto } from './user-ops.dto.js';
 import { compareTimeline, decodeTimelineCursor, encodeTimelineCursor, sourceBounds, type TimelinePosition } from './timeline-cursor.js';
 
 // How many of a user's delivery jobs one round reads while looking for event
@@ -18,21 +20,8 @@ type Entry = TimelinePosition & { occurrence?: UserOccurrence; notification?: Us
 
 const iso = (date: Date | null | undefined) => (date ? date.toISOString() : null);
 
-function deviceOf(device: DeviceEntity) {
-  return {
-    id: device.id,
-    installationId: device.installationId,
-    platform: device.platform,
-    pushToken: maskPushToken(device.pushToken),
-    active: device.active,
-    deactivatedReason: device.deactivatedReason,
-    deactivatedAt: iso(device.deactivatedAt),
-    timeZone: device.timeZone,
-    appVersion: device.appVersion,
-    locale: device.locale,
-    lastSeenAt: device.lastSeenAt.toISOString(),
-    createdAt: device.createdAt.toISOString(),
-  };
+function deviceOf(device: DeviceEntity): OpsDeviceDto {
+  return { ...DeviceDto.from(device), id: device.id, deactivatedAt: iso(device.deactivatedAt), createdAt: device.createdAt.toISOString() };
 }
 
 /** A notification's title as its job carried it (a string, or the default of a localized map). */
