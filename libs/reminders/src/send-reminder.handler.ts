@@ -4,7 +4,7 @@ import type { Logger } from 'pino';
 import { Clock, LOGGER } from '@nudge/config';
 import { PG_POOL, withTransaction } from '@nudge/database';
 import { type DeliveryRequest, PushDelivery, type SkipRecord } from '@nudge/push';
-import { type BatchContext, type ClaimedJob, queryRows, SnoozeJob, TransientJobError } from '@nudge/queue';
+import { type BatchContext, type ClaimedJob, jobTraceContext, queryRows, SnoozeJob, TransientJobError } from '@nudge/queue';
 import { nextOccurrence } from '@nudge/scheduling';
 import { type ChainLink, OccurrenceScheduler } from './occurrence-scheduler.js';
 import { clearSnoozes, deferOccurrences, type Settlement, settleOccurrences } from './occurrences.repository.js';
@@ -162,6 +162,7 @@ export class SendReminderHandler {
           timeSensitive: row.timeSensitive,
           // Worthless once the next occurrence is due.
           expiresAt: nextOccurrence(schedule, occurrence.at)?.at,
+          traceContext: jobTraceContext(job),
         },
       });
     }
@@ -252,14 +253,19 @@ export class SendReminderHandler {
   // Settles the occurrences, then continues each chain from the reminder as
   // it is now: read again under a share lock, so an edit or travel that
   // committed while the batch was sending is planned with, not overwritten.
-  private async settleAndContinue(tx: pg.PoolClient, settled: { settlement: Settlement; link: ChainLink | null }[]): Promise<void> {
+  private async settleAndContinue(
+    tx: pg.PoolClient,
+    settled: { job: ClaimedJob<SendReminderPayload>; settlement: Settlement; link: ChainLink | null }[],
+  ): Promise<void> {
     const now = this.clock.now();
     const ended = await settleOccurrences(
       tx,
       settled.map((s) => s.settlement),
       now,
     );
-    const links = settled.flatMap((s) => (s.link && ended.has(s.settlement.jobId) ? [s.link] : []));
+    const links = settled.flatMap((s) =>
+      s.link && ended.has(s.settlement.jobId) ? [{ ...s.link, traceContext: jobTraceContext(s.job) }] : [],
+    );
     if (links.length === 0) return;
     const fresh = await queryRows<ReminderRow>(
       tx,
@@ -276,7 +282,7 @@ export class SendReminderHandler {
       tx,
       links.flatMap((link) => {
         const row = byId.get(link.reminder.id);
-        return row ? [linkOf(row, link.afterDate!)] : [];
+        return row ? [{ ...linkOf(row, link.afterDate!), traceContext: link.traceContext }] : [];
       }),
       now,
     );
