@@ -147,6 +147,27 @@ describe('tracing from the API request to the provider call', () => {
     expect(everything).not.toContain('do-not-leak');
   });
 
+  it("follows a caller's decision not to sample: the job stores the trace unsampled and records no span", async () => {
+    api.clock.set('2026-03-20T12:00:00Z');
+    const bearer = await userWithDevice(api, 'tracing-unsampled', { platform: 'ios', pushToken: 'sim-unsampled-0001' });
+    const unsampled = 'aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa';
+    const created = await api.request('POST', '/v1/reminders', {
+      token: bearer,
+      headers: { traceparent: `00-${unsampled}-00f067aa0ba902b7-00` },
+      body: { title: 'Unsampled', localTime: '09:00', startDate: '2026-03-21' },
+    });
+    expect(created.status).toBe(201);
+    const [job] = await jobsOf(created.body.id);
+    expect(job!.trace_parent).toMatch(new RegExp(`^00-${unsampled}-[0-9a-f]{16}-00$`));
+    api.clock.set('2026-03-21T09:00:00Z');
+    await eventually(
+      async () => (await db.pool.query(`SELECT 1 FROM jobs WHERE id = $1 AND status = 'succeeded'`, [job!.id])).rowCount,
+      'the job to succeed',
+    );
+    await new Promise((r) => setTimeout(r, 200));
+    expect(spans().filter((s) => s.spanContext().traceId === unsampled || s.attributes['nudge.job.id'] === job!.id)).toEqual([]);
+  });
+
   it('marks a failed provider call and its job as errors', async () => {
     api.clock.set('2026-03-10T12:00:00Z');
     const bearer = await userWithDevice(api, 'tracing-failing', { platform: 'android', pushToken: 'sim-500-tracing' });

@@ -62,11 +62,15 @@ export interface StoredTrace {
 const UNTRACED: StoredTrace = { traceParent: null, traceLink: null };
 
 /**
- * An `enqueue <kind>` span for jobs added within `ctx`, when a span is being
- * recorded there; undefined otherwise (no tracer, or no request or job around).
+ * An `enqueue <kind>` span for jobs added within `ctx`, when a request or a
+ * job is traced there; undefined otherwise. Call only while tracingEnabled().
+ * A trace that the sampler dropped still gets a (non-recording) span, so the
+ * job stores the trace with its not-sampled flag and its own span follows
+ * that decision instead of starting a sampled trace of its own.
  */
 export function startEnqueueSpan(kind: string, ctx: Context): Span | undefined {
-  if (!trace.getSpan(ctx)?.isRecording()) return undefined;
+  const around = trace.getSpan(ctx)?.spanContext();
+  if (!around || !isSpanContextValid(around)) return undefined;
   return tracer.startSpan(`enqueue ${kind}`, { kind: SpanKind.PRODUCER, attributes: { 'nudge.job.kind': kind } }, ctx);
 }
 
