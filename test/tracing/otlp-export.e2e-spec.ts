@@ -98,6 +98,7 @@ it('exports a notification from request to provider call, from the one process o
   } finally {
     await stop(app);
   }
+  expect(app.output()).toMatch(/"collector":"http:\/\/127\.0\.0\.1:\d+","service":"nudge".*tracing: spans are exported over OTLP\/HTTP/);
   expect(collector.contentTypes.every((type) => type?.startsWith('application/json'))).toBe(true);
   const chain = chainOf(jobId);
   expect(new Set(Object.values(chain).map((s) => s.service))).toEqual(new Set(['nudge']));

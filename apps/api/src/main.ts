@@ -15,8 +15,7 @@ if (config.role === 'worker') {
 }
 if (config.usingDevelopmentSecret) logger.warn('AUTH_JWT_SECRET is not set: using the development secret (never in production)');
 
-const tracing = startTracing(config, { serviceName: config.role === 'all' ? 'nudge' : 'nudge-api' });
-if (tracing) logger.info({ endpoint: config.tracing.otlpEndpoint }, 'tracing: spans are exported over OTLP/HTTP');
+const tracing = startTracing(config, { serviceName: config.role === 'all' ? 'nudge' : 'nudge-api', logger });
 const database = await prepareDatabaseOrExit(config, logger);
 const registry = new Registry();
 collectDefaultMetrics({ register: registry });

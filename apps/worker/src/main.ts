@@ -11,8 +11,7 @@ import { WorkerModule } from './worker.module.js';
 
 const config = loadConfigOrExit({ ...process.env, ROLE: 'worker' });
 const logger = createLogger({ level: config.logLevel, nodeEnv: config.nodeEnv });
-const tracing = startTracing(config, { serviceName: 'nudge-worker' });
-if (tracing) logger.info({ endpoint: config.tracing.otlpEndpoint }, 'tracing: spans are exported over OTLP/HTTP');
+const tracing = startTracing(config, { serviceName: 'nudge-worker', logger });
 const database = await prepareDatabaseOrExit(config, logger);
 // The queue gauges are read from the database and show on any API's /metrics;
 // the counters (completed, failed, retried, durations) are this process's own.

@@ -8,6 +8,7 @@ import { resourceFromAttributes } from '@opentelemetry/resources';
 import { BatchSpanProcessor, type SpanProcessor } from '@opentelemetry/sdk-trace-base';
 import { NodeTracerProvider } from '@opentelemetry/sdk-trace-node';
 import { ATTR_SERVICE_NAME } from '@opentelemetry/semantic-conventions';
+import type { Logger } from 'pino';
 import type { Config } from './config.schema.js';
 
 export interface Tracing {
@@ -18,6 +19,8 @@ export interface Tracing {
 export interface TracingOptions {
   /** OTEL_SERVICE_NAME's default for this process: `nudge-api`, `nudge-worker`, `nudge` (both in one). */
   serviceName: string;
+  /** Says at boot where spans go (the collector's origin: never a path, query or credentials). */
+  logger?: Pick<Logger, 'info'>;
   /** Tests: where spans go instead of (or beside) the OTLP exporter; tracing starts even without an endpoint. */
   spanProcessors?: SpanProcessor[];
 }
@@ -31,12 +34,15 @@ export function startTracing(config: Pick<Config, 'tracing'>, options: TracingOp
   if (otlpEndpoint)
     processors.push(new BatchSpanProcessor(new OTLPTraceExporter({ url: `${otlpEndpoint.replace(/\/+$/, '')}/v1/traces` })));
   if (processors.length === 0) return undefined;
+  const service = serviceName ?? options.serviceName;
   const provider = new NodeTracerProvider({
-    resource: resourceFromAttributes({ [ATTR_SERVICE_NAME]: serviceName ?? options.serviceName }),
+    resource: resourceFromAttributes({ [ATTR_SERVICE_NAME]: service }),
     spanProcessors: processors,
   });
   // The AsyncLocalStorage context manager (a request's span follows its awaits) and the W3C propagator.
   provider.register();
+  if (otlpEndpoint)
+    options.logger?.info({ collector: new URL(otlpEndpoint).origin, service }, 'tracing: spans are exported over OTLP/HTTP');
   return {
     async shutdown() {
       await provider.shutdown();
