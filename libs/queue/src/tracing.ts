@@ -19,7 +19,7 @@ import {
   trace,
 } from '@opentelemetry/api';
 import { SnoozeJob } from './errors.js';
-import type { ClaimedJob } from './types.js';
+import type { ClaimedJob, QueueClock } from './types.js';
 
 export const tracer = trace.getTracer('nudge');
 
@@ -118,12 +118,14 @@ export interface JobSpan {
 }
 
 /**
- * Starts the span of one attempt of `job`, claimed with `stored`, at `nowMs`
- * (the worker's clock): a child of the request that enqueued it, or a new
- * trace linked to the job that planned it. Undefined when tracing is off.
+ * Starts the span of one attempt of `job`, claimed with `stored`, now on
+ * `clock` (the worker's): a child of the request that enqueued it, or a new
+ * trace linked to the job that planned it. Undefined when tracing is off (the
+ * clock is not even read).
  */
-export function startJobSpan(job: ClaimedJob, stored: StoredTrace | null, nowMs: number): JobSpan | undefined {
+export function startJobSpan(job: ClaimedJob, stored: StoredTrace | null, clock: QueueClock): JobSpan | undefined {
   if (!tracingEnabled()) return undefined;
+  const nowMs = clock.now().getTime();
   const parent = parseTraceparent(stored?.traceParent);
   const linked = parseTraceparent(stored?.traceLink);
   const links: Link[] = linked ? [{ context: linked }] : [];

@@ -572,7 +572,7 @@ export class Worker {
 
   private run(active: ActiveJob): void {
     const handler = this.handlers.get(active.job.kind)!;
-    const traced = (active.span = startJobSpan(active.job, active.trace, this.clock.now().getTime()));
+    const traced = (active.span = startJobSpan(active.job, active.trace, this.clock));
     let promise: Promise<void>;
     try {
       promise = traced ? context.with(traced.context, () => handler(active.job, active)) : handler(active.job, active);
@@ -647,8 +647,7 @@ export class Worker {
   /** Runs started jobs of one kind in one handler call. */
   private runBatch(actives: ActiveJob[], handler: BatchJobHandler): void {
     const run = new BatchRun(this, actives);
-    const now = this.clock.now().getTime();
-    for (const active of actives) active.span = startJobSpan(active.job, active.trace, now);
+    for (const active of actives) active.span = startJobSpan(active.job, active.trace, this.clock);
     // One job: its handler runs in its span's context; several: the handler passes jobTraceContext(job) where it matters.
     const only = actives.length === 1 ? actives[0]!.span : undefined;
     const call = () =>

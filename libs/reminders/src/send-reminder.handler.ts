@@ -1,4 +1,5 @@
 import { Inject, Injectable } from '@nestjs/common';
+import type { Context } from '@opentelemetry/api';
 import type pg from 'pg';
 import type { Logger } from 'pino';
 import { Clock, LOGGER } from '@nudge/config';
@@ -102,7 +103,7 @@ export class SendReminderHandler {
       status: 'sent' | 'skipped',
       reason: OccurrenceSkipReason | null,
     ) => {
-      const link = row.enabled ? linkOf(row, job.payload.localDate) : null;
+      const link = row.enabled ? linkOf(row, job.payload.localDate, jobTraceContext(job)) : null;
       settled.push({ job, link, settlement: { reminderId: row.id, localDate: job.payload.localDate, jobId: job.id, status, reason } });
       if (reason === 'stale' || reason === 'disabled' || reason === 'no_device') {
         ledgerSkips.push({ jobId: job.id, userId: row.userId, reason });
@@ -149,7 +150,7 @@ export class SendReminderHandler {
       deliverable.push({
         job,
         row,
-        link: linkOf(row, payload.localDate),
+        link: linkOf(row, payload.localDate, jobTraceContext(job)),
         request: {
           jobId: job.id,
           userId: row.userId,
@@ -253,19 +254,14 @@ export class SendReminderHandler {
   // Settles the occurrences, then continues each chain from the reminder as
   // it is now: read again under a share lock, so an edit or travel that
   // committed while the batch was sending is planned with, not overwritten.
-  private async settleAndContinue(
-    tx: pg.PoolClient,
-    settled: { job: ClaimedJob<SendReminderPayload>; settlement: Settlement; link: ChainLink | null }[],
-  ): Promise<void> {
+  private async settleAndContinue(tx: pg.PoolClient, settled: { settlement: Settlement; link: ChainLink | null }[]): Promise<void> {
     const now = this.clock.now();
     const ended = await settleOccurrences(
       tx,
       settled.map((s) => s.settlement),
       now,
     );
-    const links = settled.flatMap((s) =>
-      s.link && ended.has(s.settlement.jobId) ? [{ ...s.link, traceContext: jobTraceContext(s.job) }] : [],
-    );
+    const links = settled.flatMap((s) => (s.link && ended.has(s.settlement.jobId) ? [s.link] : []));
     if (links.length === 0) return;
     const fresh = await queryRows<ReminderRow>(
       tx,
@@ -282,18 +278,20 @@ export class SendReminderHandler {
       tx,
       links.flatMap((link) => {
         const row = byId.get(link.reminder.id);
-        return row ? [{ ...linkOf(row, link.afterDate!), traceContext: link.traceContext }] : [];
+        return row ? [linkOf(row, link.afterDate!, link.traceContext)] : [];
       }),
       now,
     );
   }
 }
 
-function linkOf(row: ReminderRow, localDate: string): ChainLink {
+// traceContext: the job that ran `localDate`, which the next occurrence's job links to (docs/tracing.md).
+function linkOf(row: ReminderRow, localDate: string, traceContext: Context | undefined): ChainLink {
   return {
     reminder: { ...row, timeZone: row.reminderTimeZone },
     user: { timeZone: row.timeZone, quietHoursStart: row.quietHoursStart, quietHoursEnd: row.quietHoursEnd },
     afterDate: localDate,
+    traceContext,
   };
 }
 
