@@ -8,6 +8,7 @@ import { httpMetrics } from './http/http-metrics.middleware.js';
 import { problem } from './http/problem-details.filter.js';
 import { setupOpenApi } from './http/openapi.js';
 import { requestContext } from './http/request-id.middleware.js';
+import { requestTracing } from './http/request-tracing.middleware.js';
 import { validationPipe } from './http/validation.js';
 
 export const MAX_BODY_BYTES = 64 * 1024;
@@ -26,6 +27,7 @@ export async function createApiApp(options: ApiModuleOptions): Promise<NestExpre
   // body the parser skipped would reach a PATCH as "no change" and answer 200.
   app.useBodyParser('json', { limit: MAX_BODY_BYTES, type: ['application/json', 'application/*+json'] });
   app.use(guardJsonBody());
+  app.use(requestTracing());
   app.useGlobalPipes(validationPipe());
   app.disable('x-powered-by');
   app.set('query parser', 'simple');

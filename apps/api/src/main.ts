@@ -2,7 +2,7 @@
 // the same process; with ROLE=api it serves HTTP only.
 import 'reflect-metadata';
 import { collectDefaultMetrics, Registry } from 'prom-client';
-import { createLogger, loadConfigOrExit, onShutdownSignal } from '@nudge/config';
+import { createLogger, loadConfigOrExit, onShutdownSignal, startTracing } from '@nudge/config';
 import { prepareDatabaseOrExit } from '@nudge/database';
 import { WorkerModule } from '../../worker/src/worker.module.js';
 import { createApiApp } from './app.factory.js';
@@ -15,6 +15,7 @@ if (config.role === 'worker') {
 }
 if (config.usingDevelopmentSecret) logger.warn('AUTH_JWT_SECRET is not set: using the development secret (never in production)');
 
+const tracing = startTracing(config, { serviceName: config.role === 'all' ? 'nudge' : 'nudge-api', logger });
 const database = await prepareDatabaseOrExit(config, logger);
 const registry = new Registry();
 collectDefaultMetrics({ register: registry });
@@ -27,6 +28,7 @@ const app = await createApiApp({
 });
 onShutdownSignal(logger, async () => {
   await app.close();
+  await tracing?.shutdown();
   await database.stop();
 });
 await app.listen(config.port, '0.0.0.0');

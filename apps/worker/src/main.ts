@@ -5,12 +5,13 @@ import { closeSync, openSync, utimesSync } from 'node:fs';
 import { createServer } from 'node:http';
 import { NestFactory } from '@nestjs/core';
 import { collectDefaultMetrics, Registry } from 'prom-client';
-import { ConfigModule, createLogger, loadConfigOrExit, onShutdownSignal, PinoNestLogger } from '@nudge/config';
+import { ConfigModule, createLogger, loadConfigOrExit, onShutdownSignal, PinoNestLogger, startTracing } from '@nudge/config';
 import { DatabaseModule, prepareDatabaseOrExit } from '@nudge/database';
 import { WorkerModule } from './worker.module.js';
 
 const config = loadConfigOrExit({ ...process.env, ROLE: 'worker' });
 const logger = createLogger({ level: config.logLevel, nodeEnv: config.nodeEnv });
+const tracing = startTracing(config, { serviceName: 'nudge-worker', logger });
 const database = await prepareDatabaseOrExit(config, logger);
 // The queue gauges are read from the database and show on any API's /metrics;
 // the counters (completed, failed, retried, durations) are this process's own.
@@ -58,6 +59,7 @@ onShutdownSignal(logger, async () => {
   clearInterval(heartbeat);
   metricsServer?.close();
   await app.close();
+  await tracing?.shutdown();
   await database.stop();
 });
 logger.info({ concurrency: config.workerConcurrency }, 'Nudge worker started');

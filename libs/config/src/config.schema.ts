@@ -43,6 +43,8 @@ export interface Config {
   fcm: { serviceAccountFile: string | undefined };
   /** Testing only: every simulated push hangs for good (a wedged worker). */
   simulatedPushHang: boolean;
+  /** OpenTelemetry (docs/tracing.md): spans are exported over OTLP/HTTP only when otlpEndpoint is set. */
+  tracing: { otlpEndpoint: string | undefined; serviceName: string | undefined };
 }
 
 export interface AuthProviderConfig {
@@ -144,6 +146,15 @@ export const VARIABLES: readonly VariableSpec[] = [
     name: 'FCM_SERVICE_ACCOUNT_FILE',
     description: 'path of the Firebase service-account JSON; unset: simulated Android pushes',
     sensitive: false,
+  },
+  {
+    name: 'OTEL_EXPORTER_OTLP_ENDPOINT',
+    description:
+      "an OpenTelemetry collector's OTLP/HTTP base URL (`http://localhost:4318`); spans go to its `/v1/traces` (docs/tracing.md); unset: tracing is off",
+  },
+  {
+    name: 'OTEL_SERVICE_NAME',
+    description: "the `service.name` of this process's spans; unset: `nudge-api`, `nudge-worker`, or `nudge` for ROLE=all",
   },
   {
     name: 'SIMULATED_PUSH_HANG',

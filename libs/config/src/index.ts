@@ -5,3 +5,4 @@ export * from './domain-error.js';
 export * from './load-config.js';
 export * from './logger.js';
 export * from './process-lifecycle.js';
+export * from './tracing.js';

@@ -22,6 +22,19 @@ describe('loadConfig', () => {
     expect(config.jobDeadRetentionDays).toBe(30);
   });
 
+  it('reads the OpenTelemetry endpoint and service name, off by default, and refuses an endpoint that is not an http(s) URL', () => {
+    expect(loadConfig({}).tracing).toEqual({ otlpEndpoint: undefined, serviceName: undefined });
+    expect(loadConfig({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318', OTEL_SERVICE_NAME: 'reminders' }).tracing).toEqual({
+      otlpEndpoint: 'http://collector:4318',
+      serviceName: 'reminders',
+    });
+    for (const bad of ['localhost:4318', 'grpc://collector:4317', 'http://collector:4318/?x=1', 'not a url']) {
+      expect(problemsOf({ OTEL_EXPORTER_OTLP_ENDPOINT: bad }), bad).toEqual([
+        `OTEL_EXPORTER_OTLP_ENDPOINT must be an http:// or https:// URL without query, got ${JSON.stringify(bad)}`,
+      ]);
+    }
+  });
+
   it('reads JOB_DEAD_RETENTION_DAYS and refuses a bad one', () => {
     expect(loadConfig({ JOB_DEAD_RETENTION_DAYS: '90' }).jobDeadRetentionDays).toBe(90);
     expect(problemsOf({ JOB_DEAD_RETENTION_DAYS: '0' }).join('\n')).toMatch(/JOB_DEAD_RETENTION_DAYS/);

@@ -103,9 +103,26 @@ export function loadConfig(env: Env = process.env): Config {
     apns,
     fcm: { serviceAccountFile: raw('FCM_SERVICE_ACCOUNT_FILE') },
     simulatedPushHang: flag('SIMULATED_PUSH_HANG'),
+    tracing: { otlpEndpoint: otlpEndpoint(raw, problems), serviceName: raw('OTEL_SERVICE_NAME') },
   };
   if (problems.length > 0) throw new ConfigError(problems);
   return config;
+}
+
+function otlpEndpoint(raw: (name: string) => string | undefined, problems: string[]): string | undefined {
+  const value = raw('OTEL_EXPORTER_OTLP_ENDPOINT');
+  if (value === undefined) return undefined;
+  let url: URL | undefined;
+  try {
+    url = new URL(value);
+  } catch {
+    // reported below
+  }
+  if (!url || (url.protocol !== 'http:' && url.protocol !== 'https:') || url.search || url.hash) {
+    problems.push(`OTEL_EXPORTER_OTLP_ENDPOINT must be an http:// or https:// URL without query, got ${JSON.stringify(value)}`);
+    return undefined;
+  }
+  return value;
 }
 
 const LOOPBACK_HOSTS = new Set(['127.0.0.1', 'localhost', '[::1]']);

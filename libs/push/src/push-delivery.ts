@@ -1,7 +1,10 @@
+import type { Context } from '@opentelemetry/api';
+import { tracingEnabled } from '@nudge/queue';
 import { collapseIdFor } from './collapse-id.js';
 import type { PushMetrics } from './metrics.js';
 import type { PushMessage, PushOutcome, PushPlatform, PushProvider, SendOptions, SqlExecutor } from './push-provider.js';
 import type { PushProviders } from './provider-registry.js';
+import { endPushSpan, startPushSpan } from './push-spans.js';
 
 // The delivery ledger (`push_deliveries`, one row per job and device) and the
 // send loop around it, for one job or a batch of jobs at once. A row is
@@ -29,6 +32,8 @@ export interface DeliveryRequest {
   timeSensitive?: boolean;
   /** The app's notification category, for its action buttons (a reminder: `NUDGE_REMINDER`). */
   actionCategory?: string;
+  /** The job's trace context (jobTraceContext), for the `push <provider>` spans; default: the active one. */
+  traceContext?: Context;
 }
 
 export type SkipReason = 'quiet_hours' | 'disabled' | 'stale' | 'no_device';
@@ -228,10 +233,20 @@ export class PushDelivery {
           timeSensitive: request.timeSensitive,
           actionCategory: request.actionCategory,
         }));
-        const outcomes = provider.sendMany
-          ? await provider.sendMany(messages, options)
-          : await Promise.all(messages.map((message) => provider.send(message, options)));
-        group.forEach((send, i) => (send.outcome = outcomes[i]));
+        const spans = tracingEnabled() ? group.map((send) => startPushSpan(provider.name, send)) : undefined;
+        let outcomes: PushOutcome[];
+        try {
+          outcomes = provider.sendMany
+            ? await provider.sendMany(messages, options)
+            : await Promise.all(messages.map((message) => provider.send(message, options)));
+        } catch (error) {
+          spans?.forEach((span) => endPushSpan(span, undefined, error));
+          throw error;
+        }
+        group.forEach((send, i) => {
+          send.outcome = outcomes[i];
+          endPushSpan(spans?.[i], outcomes[i]);
+        });
       }),
     );
   }

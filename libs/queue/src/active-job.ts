@@ -3,6 +3,7 @@
 import type pg from 'pg';
 import type { Lane } from './lanes.js';
 import { JobTimeoutError, ShutdownError } from './errors.js';
+import type { JobSpan, StoredTrace } from './tracing.js';
 import type { BatchContext, ClaimedJob, JobContext } from './types.js';
 
 /** What a job's context needs of the worker that holds it. */
@@ -36,6 +37,8 @@ export interface ClaimRow {
   run_at_ms: number;
   created_at_ms: number;
   snoozes: number;
+  trace_parent: string | null;
+  trace_link: string | null;
   /** Its attempt was counted at claim (a free slot was waiting for it); else it is counted when it starts. */
   counted: boolean;
 }
@@ -83,6 +86,10 @@ export class ActiveJob extends Abortable implements JobContext {
   timeoutAt = 0;
   /** When it timed out (its signal was aborted); 0 while it has not. */
   timedOutAt = 0;
+  /** The trace columns as claimed (docs/tracing.md); NULLs when tracing was off at enqueue. */
+  trace: StoredTrace | null = null;
+  /** This attempt's `job <kind>` span, while tracing is on. */
+  span: JobSpan | undefined = undefined;
 
   constructor(
     readonly worker: JobOwner,

@@ -1,6 +1,8 @@
+import { type Context, context, type Span } from '@opentelemetry/api';
 import { queryRows, type QueryExecutor } from './executor.js';
 import { toJob, type JobRow } from './rows.js';
 import { ENQUEUE, ENQUEUE_MANY, JOBS_BY_KEYS } from './sql.js';
+import { endEnqueueSpan, startEnqueueSpan, type StoredTrace, storedTrace, tracingEnabled } from './tracing.js';
 import type { EnqueueResult, EnqueueSpec, Job } from './types.js';
 
 export const DEFAULT_MAX_ATTEMPTS = 10;
@@ -57,6 +59,25 @@ export async function enqueue<P = unknown>(
 ): Promise<EnqueueResult<P>> {
   const now = options.now ?? new Date();
   const s = normalise(spec, now);
+  const ctx = tracingEnabled() ? (spec.traceContext ?? context.active()) : undefined;
+  const span = ctx && startEnqueueSpan(s.kind, ctx);
+  const stored = ctx ? storedTrace(span, ctx) : undefined;
+  try {
+    const result = await insertOne<P>(executor, s, now, stored);
+    endEnqueueSpan(span, [result.job.id]);
+    return result;
+  } catch (error) {
+    endEnqueueSpan(span, [], error);
+    throw error;
+  }
+}
+
+async function insertOne<P>(
+  executor: QueryExecutor,
+  s: NormalisedSpec,
+  now: Date,
+  stored: StoredTrace | undefined,
+): Promise<EnqueueResult<P>> {
   const rows = await queryRows<CreatedRow>(executor, ENQUEUE, [
     s.kind,
     s.payload,
@@ -65,6 +86,8 @@ export async function enqueue<P = unknown>(
     s.maxAttempts,
     s.priority,
     now,
+    stored?.traceParent ?? null,
+    stored?.traceLink ?? null,
   ]);
   const row = rows.find((r) => r.created) ?? rows[0];
   if (row) return { job: toJob<P>(row), created: row.created === true };
@@ -72,6 +95,31 @@ export async function enqueue<P = unknown>(
   const existing = await queryRows<JobRow>(executor, JOBS_BY_KEYS, [[s.idempotencyKey]]);
   if (!existing[0]) throw new Error(`enqueue: key ${s.idempotencyKey} conflicted but its job is gone; retry`);
   return { job: toJob<P>(existing[0]), created: false };
+}
+
+/** One enqueue span per distinct trace context of a call's specs, and what each spec stores. */
+interface EnqueueTraces {
+  stored: StoredTrace[];
+  spans: { span: Span; specs: number[] }[];
+}
+
+function traceSpecs(specs: readonly EnqueueSpec[]): EnqueueTraces | undefined {
+  if (!tracingEnabled()) return undefined;
+  const active = context.active();
+  const byContext = new Map<Context, { span: Span | undefined; stored: StoredTrace; specs: number[] }>();
+  const stored = specs.map((spec, i) => {
+    const ctx = spec.traceContext ?? active;
+    let entry = byContext.get(ctx);
+    if (!entry) {
+      const span = startEnqueueSpan(spec.kind, ctx);
+      entry = { span, stored: storedTrace(span, ctx), specs: [] };
+      byContext.set(ctx, entry);
+    }
+    entry.specs.push(i);
+    return entry.stored;
+  });
+  const spans = [...byContext.values()].filter((e) => e.span !== undefined) as { span: Span; specs: number[] }[];
+  return spans.length > 0 ? { stored, spans } : undefined;
 }
 
 /**
@@ -87,13 +135,31 @@ export async function enqueueMany<P = unknown>(
   if (specs.length === 0) return [];
   const now = options.now ?? new Date();
   const normalised = specs.map((spec) => normalise(spec, now));
+  const traces = traceSpecs(specs);
+  try {
+    const results = await insertMany<P>(executor, normalised, now, traces?.stored);
+    for (const { span, specs: of } of traces?.spans ?? []) endEnqueueSpan(span, [...new Set(of.map((i) => results[i]!.job.id))]);
+    return results;
+  } catch (error) {
+    for (const { span } of traces?.spans ?? []) endEnqueueSpan(span, [], error);
+    throw error;
+  }
+}
+
+async function insertMany<P>(
+  executor: QueryExecutor,
+  normalised: NormalisedSpec[],
+  now: Date,
+  stored: StoredTrace[] | undefined,
+): Promise<EnqueueResult<P>[]> {
   // Built by hand: the payloads are already JSON text, so they are spliced in
-  // rather than parsed and stringified again.
+  // rather than parsed and stringified again. Trace columns only when traced
+  // (a key missing from the JSON reads as NULL).
   const parts = normalised.map(
     (s, ord) =>
       `{"ord":${ord},"kind":${JSON.stringify(s.kind)},"payload":${s.payload},` +
       `"idempotency_key":${JSON.stringify(s.idempotencyKey)},"run_at":"${s.runAt.toISOString()}",` +
-      `"max_attempts":${s.maxAttempts},"priority":${s.priority}}`,
+      `"max_attempts":${s.maxAttempts},"priority":${s.priority}${stored ? traceFields(stored[ord]!) : ''}}`,
   );
   const rows = await queryRows<InsertedRow>(executor, ENQUEUE_MANY, [`[${parts.join(',')}]`, now]);
 
@@ -139,6 +205,10 @@ export async function enqueueMany<P = unknown>(
       created,
     };
   });
+}
+
+function traceFields(stored: StoredTrace): string {
+  return `,"trace_parent":${JSON.stringify(stored.traceParent)},"trace_link":${JSON.stringify(stored.traceLink)}`;
 }
 
 /** A job this call inserted, as its row now reads: ENQUEUE_MANY returns only the id of such a row. */

@@ -12,3 +12,4 @@ export { parseJobId } from './rows.js';
 export { WAKE_CHANNEL } from './sql.js';
 export * from './types.js';
 export * from './worker.js';
+export { failSpan, formatTraceparent, jobTraceContext, parseTraceparent, tracer, tracingEnabled, type StoredTrace } from './tracing.js';

@@ -38,7 +38,8 @@ const JOB_COLUMNS = `id, kind, payload, idempotency_key, priority, run_at, attem
 
 // Timestamps as epoch milliseconds (float8): a number is much cheaper for the
 // driver than parsing timestamptz text, at tens of thousands of rows a second.
-const CLAIMED_COLUMNS = `j.id, j.lease_token, j.kind, j.payload, j.attempts, j.max_attempts, j.idempotency_key, j.snoozes,
+// trace_parent and trace_link are NULL unless tracing was on at enqueue (docs/tracing.md).
+const CLAIMED_COLUMNS = `j.id, j.lease_token, j.kind, j.payload, j.attempts, j.max_attempts, j.idempotency_key, j.snoozes, j.trace_parent, j.trace_link,
   (extract(epoch FROM j.run_at) * 1000)::float8 AS run_at_ms, (extract(epoch FROM j.created_at) * 1000)::float8 AS created_at_ms`;
 
 // Enqueue one job inside the caller's transaction. ON CONFLICT DO NOTHING
@@ -55,8 +56,8 @@ const CLAIMED_COLUMNS = `j.id, j.lease_token, j.kind, j.payload, j.attempts, j.m
 // would otherwise wait for the previous one's WAL flush.
 export const ENQUEUE = `
 WITH inserted AS (
-  INSERT INTO jobs (kind, payload, idempotency_key, run_at, max_attempts, priority, created_at, updated_at)
-  VALUES ($1, $2::jsonb, $3, $4, $5, $6, $7, $7)
+  INSERT INTO jobs (kind, payload, idempotency_key, run_at, max_attempts, priority, created_at, updated_at, trace_parent, trace_link)
+  VALUES ($1, $2::jsonb, $3, $4, $5, $6, $7, $7, $8, $9)
   ON CONFLICT (idempotency_key) WHERE idempotency_key IS NOT NULL DO NOTHING
   RETURNING ${JOB_COLUMNS}
 ), wake AS (
@@ -80,10 +81,11 @@ SELECT ${JOB_COLUMNS}, false AS created FROM jobs WHERE $3::text IS NOT NULL AND
 export const ENQUEUE_MANY = `
 WITH input AS (
   SELECT * FROM jsonb_to_recordset($1::jsonb)
-    AS x(ord integer, kind text, payload jsonb, idempotency_key text, run_at timestamptz, max_attempts integer, priority integer)
+    AS x(ord integer, kind text, payload jsonb, idempotency_key text, run_at timestamptz, max_attempts integer, priority integer,
+         trace_parent text, trace_link text)
 ), inserted AS (
-  INSERT INTO jobs (kind, payload, idempotency_key, run_at, max_attempts, priority, created_at, updated_at)
-  SELECT kind, payload, idempotency_key, run_at, max_attempts, priority, $2, $2 FROM input ORDER BY ord
+  INSERT INTO jobs (kind, payload, idempotency_key, run_at, max_attempts, priority, created_at, updated_at, trace_parent, trace_link)
+  SELECT kind, payload, idempotency_key, run_at, max_attempts, priority, $2, $2, trace_parent, trace_link FROM input ORDER BY ord
   ON CONFLICT (idempotency_key) WHERE idempotency_key IS NOT NULL DO NOTHING
   RETURNING id, idempotency_key, run_at
 ), wake AS (
@@ -130,7 +132,7 @@ export const JOBS_BY_KEYS = `SELECT ${JOB_COLUMNS} FROM jobs WHERE idempotency_k
 const STARTS_NOW = `($6::integer > 0 AND coalesce((j.priority, j.run_at, j.id) <= (SELECT priority, run_at, id FROM cut), true))`;
 
 export const CLAIM: NamedStatement = {
-  name: 'queue_claim_v6',
+  name: 'queue_claim_v7',
   text: `
 WITH RECURSIVE claimable AS (
   SELECT unnest($2::text[]) AS kind EXCEPT SELECT kind FROM job_kind_pauses

@@ -1,3 +1,4 @@
+import type { Context } from '@opentelemetry/api';
 import type pg from 'pg';
 
 export type JobStatus = 'queued' | 'running' | 'succeeded' | 'dead' | 'cancelled';
@@ -45,6 +46,8 @@ export interface EnqueueSpec<P = unknown> {
   maxAttempts?: number;
   /** Lower runs first. Default 0. */
   priority?: number;
+  /** Where the job's trace starts (docs/tracing.md). Default: the active context; a batch handler passes jobTraceContext(job). */
+  traceContext?: Context;
 }
 
 /** A job row as the ops API and enqueue return it. Ids are strings (bigint). */

@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import { performance } from 'node:perf_hooks';
+import { context } from '@opentelemetry/api';
 import pg from 'pg';
 import { ActiveJob, BatchRun, type ClaimRow } from './active-job.js';
 import { backoffSeconds } from './backoff.js';
@@ -18,6 +19,7 @@ import {
 import { checkKindOptions, Lane, type KindOptions } from './lanes.js';
 import type { QueueMetrics } from './metrics.js';
 import * as SQL from './sql.js';
+import { endJobSpan, startJobSpan } from './tracing.js';
 import { WakeListener } from './wake-listener.js';
 import { checkKind, isConnectionError, positiveInt, type HousekeepingOptions, type WorkerOptions } from './worker-options.js';
 import { checkTimeouts, settlesBy, timeoutCheckIntervalMs, timeoutFailure } from './timeouts.js';
@@ -456,6 +458,7 @@ export class Worker {
       active.leaseUntil = lockedUntil;
       active.counted = row.counted;
       active.snoozes = row.snoozes;
+      if (row.trace_parent !== null || row.trace_link !== null) active.trace = { traceParent: row.trace_parent, traceLink: row.trace_link };
       this.held.set(row.id, active);
       lane.held++;
       lane.buffer.push(active);
@@ -569,16 +572,27 @@ export class Worker {
 
   private run(active: ActiveJob): void {
     const handler = this.handlers.get(active.job.kind)!;
+    const traced = (active.span = startJobSpan(active.job, active.trace, this.clock));
     let promise: Promise<void>;
     try {
-      promise = handler(active.job, active);
+      promise = traced ? context.with(traced.context, () => handler(active.job, active)) : handler(active.job, active);
     } catch (err) {
       promise = Promise.reject(err);
     }
     promise.then(
-      () => this.onHandlerDone(active, null),
-      (err: unknown) => this.onHandlerDone(active, err ?? new Error('handler rejected without a reason')),
+      () => this.onHandlerDone(this.endSpan(active, null), null),
+      (err: unknown) => {
+        const error = err ?? new Error('handler rejected without a reason');
+        this.onHandlerDone(this.endSpan(active, error), error);
+      },
     );
+  }
+
+  /** Ends the attempt's span (once; nothing when tracing is off). */
+  private endSpan(active: ActiveJob, error: unknown): ActiveJob {
+    endJobSpan(active.span, error);
+    active.span = undefined;
+    return active;
   }
 
   private onHandlerDone(active: ActiveJob, error: unknown): void {
@@ -633,12 +647,17 @@ export class Worker {
   /** Runs started jobs of one kind in one handler call. */
   private runBatch(actives: ActiveJob[], handler: BatchJobHandler): void {
     const run = new BatchRun(this, actives);
-    let promise: Promise<void>;
-    try {
-      promise = handler(
+    for (const active of actives) active.span = startJobSpan(active.job, active.trace, this.clock);
+    // One job: its handler runs in its span's context; several: the handler passes jobTraceContext(job) where it matters.
+    const only = actives.length === 1 ? actives[0]!.span : undefined;
+    const call = () =>
+      handler(
         actives.map((a) => a.job),
         run,
       );
+    let promise: Promise<void>;
+    try {
+      promise = only ? context.with(only.context, call) : call();
     } catch (err) {
       promise = Promise.reject(err);
     }
@@ -656,6 +675,7 @@ export class Worker {
       void pending.then(() => this.onBatchDone(run, error));
       return;
     }
+    for (const active of run.actives) this.endSpan(active, active.completedWith ? null : (run.failures.get(active) ?? error));
     for (const active of run.actives) {
       if (active.state === 'abandoned') {
         this.unstick(active, error);

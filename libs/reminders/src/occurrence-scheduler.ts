@@ -1,4 +1,5 @@
 import { Inject, Injectable } from '@nestjs/common';
+import type { Context } from '@opentelemetry/api';
 import { CONFIG, type Config } from '@nudge/config';
 import { cancelJobs, enqueueMany, queryRows, type QueryExecutor } from '@nudge/queue';
 import {
@@ -17,6 +18,8 @@ export interface ChainLink {
   reminder: ReminderFacts & { enabled: boolean };
   user: UserFacts;
   afterDate: string | null;
+  /** The trace of the job that ran `afterDate` (jobTraceContext): the next occurrence's job links to it (docs/tracing.md). */
+  traceContext?: Context;
 }
 
 /** Attempts of a reminder's job before the occurrence is given up as `failed`. */
@@ -58,7 +61,7 @@ export class OccurrenceScheduler {
     );
     await this.write(
       tx,
-      plans.map((plan, i) => ({ plan, reminder: links[i]!.reminder })),
+      plans.map((plan, i) => ({ plan, reminder: links[i]!.reminder, traceContext: links[i]!.traceContext })),
       now,
     );
     return plans.map((plan) => plan?.next ?? null);
@@ -136,10 +139,14 @@ export class OccurrenceScheduler {
     else await deleteScheduled(tx, reminderId, localDate);
   }
 
-  private async write(tx: QueryExecutor, plans: readonly { plan: ChainPlan | null; reminder: ReminderFacts }[], now: Date): Promise<void> {
+  private async write(
+    tx: QueryExecutor,
+    plans: readonly { plan: ChainPlan | null; reminder: ReminderFacts; traceContext?: Context }[],
+    now: Date,
+  ): Promise<void> {
     const rows: NewOccurrence[] = [];
-    const next: { plan: PlannedOccurrence; reminder: ReminderFacts }[] = [];
-    for (const { plan, reminder } of plans) {
+    const next: { plan: PlannedOccurrence; reminder: ReminderFacts; traceContext?: Context }[] = [];
+    for (const { plan, reminder, traceContext } of plans) {
       if (!plan) continue;
       for (const { occurrence, reason } of plan.skipped) {
         rows.push({
@@ -153,17 +160,18 @@ export class OccurrenceScheduler {
           version: reminder.version,
         });
       }
-      if (plan.next) next.push({ plan: plan.next, reminder });
+      if (plan.next) next.push({ plan: plan.next, reminder, traceContext });
     }
     if (next.length > 0) {
       const jobs = await enqueueMany(
         tx,
-        next.map(({ plan }) => ({
+        next.map(({ plan, traceContext }) => ({
           kind: SEND_REMINDER,
           payload: plan.payload,
           runAt: plan.runAt,
           idempotencyKey: plan.idempotencyKey,
           maxAttempts: SEND_REMINDER_ATTEMPTS,
+          traceContext,
         })),
         { now },
       );

@@ -1,10 +1,11 @@
 import { Inject, Injectable } from '@nestjs/common';
+import type { Context } from '@opentelemetry/api';
 import type pg from 'pg';
 import type { Logger } from 'pino';
 import { Clock, LOGGER } from '@nudge/config';
 import { PG_POOL, withTransaction } from '@nudge/database';
 import { type DeliveryRequest, PushDelivery, type SkipRecord } from '@nudge/push';
-import { type BatchContext, type ClaimedJob, queryRows, SnoozeJob, TransientJobError } from '@nudge/queue';
+import { type BatchContext, type ClaimedJob, jobTraceContext, queryRows, SnoozeJob, TransientJobError } from '@nudge/queue';
 import { nextOccurrence } from '@nudge/scheduling';
 import { type ChainLink, OccurrenceScheduler } from './occurrence-scheduler.js';
 import { clearSnoozes, deferOccurrences, type Settlement, settleOccurrences } from './occurrences.repository.js';
@@ -102,7 +103,7 @@ export class SendReminderHandler {
       status: 'sent' | 'skipped',
       reason: OccurrenceSkipReason | null,
     ) => {
-      const link = row.enabled ? linkOf(row, job.payload.localDate) : null;
+      const link = row.enabled ? linkOf(row, job.payload.localDate, jobTraceContext(job)) : null;
       settled.push({ job, link, settlement: { reminderId: row.id, localDate: job.payload.localDate, jobId: job.id, status, reason } });
       if (reason === 'stale' || reason === 'disabled' || reason === 'no_device') {
         ledgerSkips.push({ jobId: job.id, userId: row.userId, reason });
@@ -149,7 +150,7 @@ export class SendReminderHandler {
       deliverable.push({
         job,
         row,
-        link: linkOf(row, payload.localDate),
+        link: linkOf(row, payload.localDate, jobTraceContext(job)),
         request: {
           jobId: job.id,
           userId: row.userId,
@@ -162,6 +163,7 @@ export class SendReminderHandler {
           timeSensitive: row.timeSensitive,
           // Worthless once the next occurrence is due.
           expiresAt: nextOccurrence(schedule, occurrence.at)?.at,
+          traceContext: jobTraceContext(job),
         },
       });
     }
@@ -276,18 +278,20 @@ export class SendReminderHandler {
       tx,
       links.flatMap((link) => {
         const row = byId.get(link.reminder.id);
-        return row ? [linkOf(row, link.afterDate!)] : [];
+        return row ? [linkOf(row, link.afterDate!, link.traceContext)] : [];
       }),
       now,
     );
   }
 }
 
-function linkOf(row: ReminderRow, localDate: string): ChainLink {
+// traceContext: the job that ran `localDate`, which the next occurrence's job links to (docs/tracing.md).
+function linkOf(row: ReminderRow, localDate: string, traceContext: Context | undefined): ChainLink {
   return {
     reminder: { ...row, timeZone: row.reminderTimeZone },
     user: { timeZone: row.timeZone, quietHoursStart: row.quietHoursStart, quietHoursEnd: row.quietHoursEnd },
     afterDate: localDate,
+    traceContext,
   };
 }
 
