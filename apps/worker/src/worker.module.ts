@@ -2,6 +2,7 @@ import { type DynamicModule, Injectable, Module, type OnModuleInit } from '@nest
 import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
 import type { Clock, Config } from '@nudge/config';
+import { EVENTS_PRUNE, EventsModule, WEBHOOK_DELIVERY, WEBHOOK_TIMEOUT_MS, WebhookDeliveryHandler, WebhooksService } from '@nudge/events';
 import {
   DEFAULT_INACTIVE_DAYS,
   PushJobsModule,
@@ -37,6 +38,8 @@ class JobHandlers implements OnModuleInit {
     private readonly sweep: ReminderSweep,
     private readonly sendNotification: SendNotificationHandler,
     private readonly tokenCleanup: TokenCleanupService,
+    private readonly webhookDelivery: WebhookDeliveryHandler,
+    private readonly webhooks: WebhooksService,
   ) {}
 
   onModuleInit(): void {
@@ -44,6 +47,7 @@ class JobHandlers implements OnModuleInit {
     this.worker.registerBatch(SEND_REMINDER, this.sendReminder.handle, { maxBatch: SEND_REMINDER_BATCH });
     this.worker.register(REMINDER_SWEEP, this.sweep.handle);
     this.worker.register(SEND_NOTIFICATION, this.sendNotification.handle).register(TOKEN_CLEANUP, this.tokenCleanup.handle);
+    this.worker.register(WEBHOOK_DELIVERY, this.webhookDelivery.handle).register(EVENTS_PRUNE, this.webhooks.prune);
   }
 }
 
@@ -67,12 +71,15 @@ export class WorkerModule {
               timeoutMs: config.jobTimeouts.sendNotificationSeconds * 1000,
               ...(config.notificationConcurrency > 0 ? { concurrency: config.notificationConcurrency } : {}),
             },
+            // The handler's own timeout ends a slow receiver first; this is the backstop.
+            [WEBHOOK_DELIVERY]: { timeoutMs: WEBHOOK_TIMEOUT_MS + 5_000 },
           },
           timeoutGraceMs: config.jobTimeouts.graceSeconds * 1000,
           housekeeping: { retentionDays: config.jobRetentionDays, deadRetentionDays: config.jobDeadRetentionDays },
           recurring: [
             { kind: REMINDER_SWEEP, everySeconds: 600 },
             { kind: TOKEN_CLEANUP, everySeconds: 86_400, payload: { inactiveDays: DEFAULT_INACTIVE_DAYS } },
+            { kind: EVENTS_PRUNE, everySeconds: 3_600 },
           ],
           clock: options.clock,
           logger: options.logger,
@@ -83,6 +90,7 @@ export class WorkerModule {
         PushJobsModule,
         UsersModule,
         RemindersModule,
+        EventsModule,
       ],
       providers: [SendReminderHandler, ReminderSweep, SendNotificationHandler, JobHandlers],
     };

@@ -42,12 +42,12 @@ export class SendNotificationHandler {
       [payload.userId],
     );
     if (!user) {
-      await this.delivery.recordSkipped(job.id, payload.userId, 'no_device');
+      await this.delivery.recordSkipped(job.id, payload.userId, 'no_device', true);
       this.logger.info({ jobId: job.id, userId: payload.userId }, 'notification skipped: no such user');
       return;
     }
     // Time sensitive pierces quiet hours, not the user's own off switch.
-    if (!user.notificationsEnabled) return this.delivery.recordSkipped(job.id, payload.userId, 'disabled');
+    if (!user.notificationsEnabled) return this.delivery.recordSkipped(job.id, payload.userId, 'disabled', true);
     if (!payload.timeSensitive && user.quietHoursStart && user.quietHoursEnd) {
       const quiet = { start: user.quietHoursStart, end: user.quietHoursEnd };
       const now = this.clock.now();
@@ -64,6 +64,7 @@ export class SendNotificationHandler {
         // `notification:<key>`: a notification collapses on its idempotency key.
         collapseKey: job.idempotencyKey ?? undefined,
         timeSensitive: payload.timeSensitive,
+        notification: true,
       },
       // Its timeout (SEND_NOTIFICATION_TIMEOUT_SECONDS), a lost lease or shutdown abort the provider calls.
       { signal: ctx?.signal },
