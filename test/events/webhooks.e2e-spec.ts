@@ -2,6 +2,7 @@ import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
+import fc from 'fast-check';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { withTransaction } from '@nudge/database';
 import { type NewEvent, recordEvents, WebhooksService } from '@nudge/events';
@@ -159,6 +160,50 @@ describe('webhooks', () => {
       expect((await put('crm', { url: 'https://x.example', events: ['*'] }, user)).status).toBe(403);
       expect((await api.request('GET', '/v1/ops/events', { token: user })).status).toBe(403);
       expect((await api.request('GET', '/v1/ops/webhooks/crm')).status).toBe(401);
+    });
+    it('answers any body or query with a 2xx or a 4xx problem, never a 500; a 4xx writes nothing', async () => {
+      const anything = fc.oneof(
+        fc.string({ maxLength: 30 }),
+        fc.string({ unit: 'binary', maxLength: 30 }),
+        fc.constantFrom(
+          '*',
+          'delivery.sent',
+          'https://x.example/h',
+          'ftp://x',
+          'javascript:alert(1)',
+          '\u0000',
+          "'; DROP TABLE events; --",
+        ),
+        fc.integer(),
+        fc.constant(null),
+        fc.array(fc.string({ maxLength: 20 }), { maxLength: 3 }),
+      );
+      const body = fc.oneof(
+        fc.record(
+          { url: anything, events: fc.oneof(anything, fc.array(anything, { maxLength: 3 })), secret: anything },
+          { requiredKeys: [] },
+        ),
+        anything,
+      );
+      await fc.assert(
+        fc.asyncProperty(
+          fc.string({ maxLength: 70 }),
+          body,
+          fc.string({ maxLength: 40 }),
+          fc.string({ maxLength: 8 }),
+          async (id, payload, after, limit) => {
+            await db.pool.query('TRUNCATE webhooks');
+            const res = await api.request('PUT', `/v1/ops/webhooks/${encodeURIComponent(id) || 'x'}`, { token: ops, body: payload });
+            expect([200, 201, 400, 404]).toContain(res.status);
+            if (res.status >= 400) expect((await db.pool.query(`SELECT count(*)::int AS n FROM webhooks`)).rows[0].n).toBe(0);
+            const feed = await api.request('GET', `/v1/ops/events?after=${encodeURIComponent(after)}&limit=${encodeURIComponent(limit)}`, {
+              token: ops,
+            });
+            expect([200, 400]).toContain(feed.status);
+          },
+        ),
+        { numRuns: Number(process.env.FUZZ_RUNS ?? 150), seed: process.env.FUZZ_SEED ? Number(process.env.FUZZ_SEED) : undefined },
+      );
     });
   });
 
