@@ -163,8 +163,12 @@ export class PushDelivery {
     return summaries;
   }
 
-  /** recordSkippedMany for one job. */
-  async recordSkipped(jobId: string, userId: string, reason: SkipReason, notification = false): Promise<void> {
+  /**
+   * recordSkippedMany for one job: an event notification's (send_notification), so announced as
+   * `notification.skipped` unless `notification` is false. (A reminder's skip is announced by its
+   * occurrence, occurrence.skipped.)
+   */
+  async recordSkipped(jobId: string, userId: string, reason: SkipReason, notification = true): Promise<void> {
     await this.recordSkippedMany([{ jobId, userId, reason, notification }]);
   }
 

@@ -42,12 +42,12 @@ export class SendNotificationHandler {
       [payload.userId],
     );
     if (!user) {
-      await this.delivery.recordSkipped(job.id, payload.userId, 'no_device', true);
+      await this.delivery.recordSkipped(job.id, payload.userId, 'no_device');
       this.logger.info({ jobId: job.id, userId: payload.userId }, 'notification skipped: no such user');
       return;
     }
     // Time sensitive pierces quiet hours, not the user's own off switch.
-    if (!user.notificationsEnabled) return this.delivery.recordSkipped(job.id, payload.userId, 'disabled', true);
+    if (!user.notificationsEnabled) return this.delivery.recordSkipped(job.id, payload.userId, 'disabled');
     if (!payload.timeSensitive && user.quietHoursStart && user.quietHoursEnd) {
       const quiet = { start: user.quietHoursStart, end: user.quietHoursEnd };
       const now = this.clock.now();
