@@ -2,7 +2,15 @@ import { type DynamicModule, Injectable, Module, type OnModuleInit } from '@nest
 import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
 import type { Clock, Config } from '@nudge/config';
-import { EVENTS_PRUNE, EventsModule, WEBHOOK_DELIVERY, WEBHOOK_TIMEOUT_MS, WebhookDeliveryHandler, WebhooksService } from '@nudge/events';
+import {
+  EVENTS_PRUNE,
+  EventsModule,
+  WEBHOOK_CONCURRENCY,
+  WEBHOOK_DELIVERY,
+  WEBHOOK_TIMEOUT_MS,
+  WebhookDeliveryHandler,
+  WebhooksService,
+} from '@nudge/events';
 import {
   DEFAULT_INACTIVE_DAYS,
   PushJobsModule,
@@ -71,8 +79,9 @@ export class WorkerModule {
               timeoutMs: config.jobTimeouts.sendNotificationSeconds * 1000,
               ...(config.notificationConcurrency > 0 ? { concurrency: config.notificationConcurrency } : {}),
             },
-            // The handler's own timeout ends a slow receiver first; this is the backstop.
-            [WEBHOOK_DELIVERY]: { timeoutMs: WEBHOOK_TIMEOUT_MS + 5_000 },
+            // Slots of its own, so receivers that are slow or down never take the slots of pushes; the
+            // handler's own timeout ends a slow receiver first, this one is the backstop.
+            [WEBHOOK_DELIVERY]: { timeoutMs: WEBHOOK_TIMEOUT_MS + 5_000, concurrency: WEBHOOK_CONCURRENCY },
           },
           timeoutGraceMs: config.jobTimeouts.graceSeconds * 1000,
           housekeeping: { retentionDays: config.jobRetentionDays, deadRetentionDays: config.jobDeadRetentionDays },

@@ -10,6 +10,8 @@ import { signatureHeader } from './signature.js';
 
 /** A delivery keeps being retried (with the queue's backoff) until this long after its event; then it is dead. */
 export const WEBHOOK_WINDOW_MS = 24 * 3_600_000;
+/** Deliveries one worker process runs at once, in slots of their own (a receiver that is down cannot hold up pushes). */
+export const WEBHOOK_CONCURRENCY = 10;
 /** How long a receiver has to answer one POST. */
 export const WEBHOOK_TIMEOUT_MS = 10_000;
 
