@@ -188,6 +188,35 @@ describe('events outbox', () => {
       }
     });
 
+    it('announces the skip the worker settles (stale, after an outage) in the settlement’s transaction', async () => {
+      api.clock.set('2027-11-01T12:00:00Z');
+      const late = await user('late', { timeZone: 'UTC' }, { phone: 'tok-late' });
+      const res = await api.request('POST', '/v1/reminders', {
+        token: late,
+        body: { title: 'Pills', localTime: '13:00', recurrence: 'FREQ=DAILY', startDate: '2027-11-01' },
+      });
+      expect(res.status).toBe(201);
+      const id = res.body.id;
+      // The workers come back 8 hours after 13:00: more than 6 hours late, the occurrence is skipped, not sent.
+      api.clock.set('2027-11-01T21:00:00Z');
+      const [row] = await eventually(async () => {
+        const { rows } = await db.pool.query(
+          `SELECT status, reason, xmin::text AS xid FROM reminder_occurrences WHERE reminder_id = $1 AND local_date = '2027-11-01' AND status <> 'scheduled'`,
+          [id],
+        );
+        return rows.length > 0 ? rows : undefined;
+      }, 'the stale occurrence to settle');
+      expect(row).toMatchObject({ status: 'skipped', reason: 'stale' });
+      expect(await events(`type = 'occurrence.skipped' AND data->>'reminderId' = $1`, [id])).toEqual([
+        {
+          type: 'occurrence.skipped',
+          user_id: 'late',
+          data: { reminderId: id, userId: 'late', localDate: '2027-11-01', dueAt: '2027-11-01T13:00:00.000Z', reason: 'stale' },
+          xid: row.xid,
+        },
+      ]);
+    });
+
     it('announces every skip the worker or a re-plan writes, whatever its reason, and none that rolls back', async () => {
       const now = new Date('2027-10-05T00:00:00Z');
       const stale = {
