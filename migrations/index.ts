@@ -8,6 +8,7 @@ import { OccurrenceStates1764662800000 } from './1764662800000-OccurrenceStates.
 import { JobQueueControls1764662900000 } from './1764662900000-JobQueueControls.js';
 import { DeliveryHealthIndex1764663800000 } from './1764663800000-DeliveryHealthIndex.js';
 import { JobClaimIndex1764663900000 } from './1764663900000-JobClaimIndex.js';
+import { Events1764664100000 } from './1764664100000-Events.js';
 import { JobTraceContext1764664200000 } from './1764664200000-JobTraceContext.js';
 
 export const migrations = [
@@ -19,5 +20,6 @@ export const migrations = [
   JobQueueControls1764662900000,
   DeliveryHealthIndex1764663800000,
   JobClaimIndex1764663900000,
+  Events1764664100000,
   JobTraceContext1764664200000,
 ];

@@ -5,6 +5,7 @@ import type { Logger } from 'pino';
 import { Registry } from 'prom-client';
 import { type Clock, type Config, ConfigModule } from '@nudge/config';
 import { DatabaseModule, PG_POOL } from '@nudge/database';
+import { EventsModule } from '@nudge/events';
 import { PushJobsModule } from '@nudge/push';
 import { QueueMetrics } from '@nudge/queue';
 import { RemindersModule } from '@nudge/reminders';
@@ -23,6 +24,7 @@ import { QueueOpsService } from './ops/queue-ops.service.js';
 import { TokenCleanupController } from './ops/token-cleanup.controller.js';
 import { UserOpsController } from './ops/user-ops.controller.js';
 import { UserOpsService } from './ops/user-ops.service.js';
+import { WebhooksController } from './ops/webhooks.controller.js';
 import { RemindersController } from './reminders/reminders.controller.js';
 import { ProblemDetailsFilter } from './http/problem-details.filter.js';
 import { rateLimiting } from './http/rate-limit.guard.js';
@@ -62,6 +64,7 @@ export class ApiModule {
         UsersModule,
         RemindersModule,
         PushJobsModule,
+        EventsModule,
         ...rateLimit.imports,
         ...(options.imports ?? []),
       ],
@@ -76,6 +79,7 @@ export class ApiModule {
         UserOpsController,
         NotificationsController,
         TokenCleanupController,
+        WebhooksController,
       ],
       providers: [
         ...queueMetrics,

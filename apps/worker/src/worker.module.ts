@@ -3,6 +3,15 @@ import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
 import type { Clock, Config } from '@nudge/config';
 import {
+  EVENTS_PRUNE,
+  EventsModule,
+  WEBHOOK_CONCURRENCY,
+  WEBHOOK_DELIVERY,
+  WEBHOOK_TIMEOUT_MS,
+  WebhookDeliveryHandler,
+  WebhooksService,
+} from '@nudge/events';
+import {
   DEFAULT_INACTIVE_DAYS,
   PushJobsModule,
   PushModule,
@@ -37,6 +46,8 @@ class JobHandlers implements OnModuleInit {
     private readonly sweep: ReminderSweep,
     private readonly sendNotification: SendNotificationHandler,
     private readonly tokenCleanup: TokenCleanupService,
+    private readonly webhookDelivery: WebhookDeliveryHandler,
+    private readonly webhooks: WebhooksService,
   ) {}
 
   onModuleInit(): void {
@@ -44,6 +55,7 @@ class JobHandlers implements OnModuleInit {
     this.worker.registerBatch(SEND_REMINDER, this.sendReminder.handle, { maxBatch: SEND_REMINDER_BATCH });
     this.worker.register(REMINDER_SWEEP, this.sweep.handle);
     this.worker.register(SEND_NOTIFICATION, this.sendNotification.handle).register(TOKEN_CLEANUP, this.tokenCleanup.handle);
+    this.worker.register(WEBHOOK_DELIVERY, this.webhookDelivery.handle).register(EVENTS_PRUNE, this.webhooks.prune);
   }
 }
 
@@ -67,12 +79,16 @@ export class WorkerModule {
               timeoutMs: config.jobTimeouts.sendNotificationSeconds * 1000,
               ...(config.notificationConcurrency > 0 ? { concurrency: config.notificationConcurrency } : {}),
             },
+            // Slots of its own, so receivers that are slow or down never take the slots of pushes; the
+            // handler's own timeout ends a slow receiver first, this one is the backstop.
+            [WEBHOOK_DELIVERY]: { timeoutMs: WEBHOOK_TIMEOUT_MS + 5_000, concurrency: WEBHOOK_CONCURRENCY },
           },
           timeoutGraceMs: config.jobTimeouts.graceSeconds * 1000,
           housekeeping: { retentionDays: config.jobRetentionDays, deadRetentionDays: config.jobDeadRetentionDays },
           recurring: [
             { kind: REMINDER_SWEEP, everySeconds: 600 },
             { kind: TOKEN_CLEANUP, everySeconds: 86_400, payload: { inactiveDays: DEFAULT_INACTIVE_DAYS } },
+            { kind: EVENTS_PRUNE, everySeconds: 3_600 },
           ],
           clock: options.clock,
           logger: options.logger,
@@ -83,6 +99,7 @@ export class WorkerModule {
         PushJobsModule,
         UsersModule,
         RemindersModule,
+        EventsModule,
       ],
       providers: [SendReminderHandler, ReminderSweep, SendNotificationHandler, JobHandlers],
     };

@@ -24,6 +24,8 @@ export interface Config {
   jobRetentionDays: number;
   /** Dead jobs are kept longer than other finished ones, for someone to look at or retry. */
   jobDeadRetentionDays: number;
+  /** Events (the feed, and what webhook deliveries read) are pruned after this many hours. */
+  eventsRetentionHours: number;
   skipMigrations: boolean;
   logLevel: string;
   workerHealthFile: string | undefined;
@@ -127,6 +129,11 @@ export const VARIABLES: readonly VariableSpec[] = [
   { name: 'REMINDER_JITTER_SECONDS', description: 'spread of reminders due at the same minute (0 disables)', default: '0' },
   { name: 'JOB_RETENTION_DAYS', description: 'succeeded and cancelled jobs are pruned after this many days', default: '14' },
   { name: 'JOB_DEAD_RETENTION_DAYS', description: 'dead jobs are pruned after this many days', default: '30' },
+  {
+    name: 'EVENTS_RETENTION_HOURS',
+    description: 'events (GET /v1/ops/events, and what webhook deliveries read) are pruned after this many hours',
+    default: '168',
+  },
   { name: 'SKIP_MIGRATIONS', description: '`1` skips migrating at boot', default: '0' },
   { name: 'LOG_LEVEL', description: 'pino level', default: 'info' },
   { name: 'WORKER_HEALTH_FILE', description: 'a file the worker touches every few seconds, for container healthchecks' },

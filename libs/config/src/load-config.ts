@@ -94,6 +94,7 @@ export function loadConfig(env: Env = process.env): Config {
     reminderJitterSeconds: integer('REMINDER_JITTER_SECONDS', 0, 3_600),
     jobRetentionDays: integer('JOB_RETENTION_DAYS', 1, 3_650),
     jobDeadRetentionDays: integer('JOB_DEAD_RETENTION_DAYS', 1, 3_650),
+    eventsRetentionHours: integer('EVENTS_RETENTION_HOURS', 25, 87_600),
     skipMigrations: flag('SKIP_MIGRATIONS'),
     logLevel: oneOf('LOG_LEVEL', ['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'] as const),
     workerHealthFile: raw('WORKER_HEALTH_FILE'),

@@ -1,4 +1,4 @@
-import type pg from 'pg';
+import pg from 'pg';
 
 /** Runs `fn` in a transaction on one pooled connection: commit on success, rollback on error. */
 export async function withTransaction<T>(pool: pg.Pool, fn: (client: pg.PoolClient) => Promise<T>): Promise<T> {
@@ -14,4 +14,12 @@ export async function withTransaction<T>(pool: pg.Pool, fn: (client: pg.PoolClie
   } finally {
     client.release();
   }
+}
+
+/**
+ * withTransaction when `db` is a pool; otherwise `db` is already one
+ * connection (the caller's transaction, or a test's executor) and `fn` runs on it.
+ */
+export async function inTransaction<D, T>(db: D, fn: (executor: D | pg.PoolClient) => Promise<T>): Promise<T> {
+  return db instanceof pg.Pool ? withTransaction(db, fn) : fn(db);
 }

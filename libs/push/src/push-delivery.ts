@@ -1,4 +1,6 @@
 import type { Context } from '@opentelemetry/api';
+import { inTransaction } from '@nudge/database';
+import { type NewEvent, recordEvents } from '@nudge/events';
 import { tracingEnabled } from '@nudge/queue';
 import { collapseIdFor } from './collapse-id.js';
 import type { PushMetrics } from './metrics.js';
@@ -34,6 +36,8 @@ export interface DeliveryRequest {
   actionCategory?: string;
   /** The job's trace context (jobTraceContext), for the `push <provider>` spans; default: the active one. */
   traceContext?: Context;
+  /** An event notification (send_notification): a skip is announced as `notification.skipped`. */
+  notification?: boolean;
 }
 
 export type SkipReason = 'quiet_hours' | 'disabled' | 'stale' | 'no_device';
@@ -52,6 +56,7 @@ export interface DeliverySummary {
 interface LedgerDevice {
   job_id: string;
   id: string;
+  installation_id: string;
   platform: PushPlatform;
   push_token: string;
   ledger_status: string | null;
@@ -66,6 +71,8 @@ export interface SkipRecord {
   jobId: string;
   userId: string;
   reason: SkipReason;
+  /** An event notification's skip: announced as `notification.skipped`. */
+  notification?: boolean;
 }
 
 // A permanent failure is kept as `failed` with this prefix, and not retried.
@@ -111,7 +118,7 @@ export class PushDelivery {
     if (requests.length === 0) return [];
     const devices = rowsOf<LedgerDevice>(
       await this.db.query(
-        `SELECT r.job_id::text AS job_id, d.id, d.platform, d.push_token, pd.status AS ledger_status, pd.error AS ledger_error
+        `SELECT r.job_id::text AS job_id, d.id, d.installation_id, d.platform, d.push_token, pd.status AS ledger_status, pd.error AS ledger_error
            FROM unnest($1::bigint[], $2::text[]) AS r(job_id, user_id)
            JOIN devices d ON d.user_id = r.user_id
            LEFT JOIN push_deliveries pd ON pd.job_id = r.job_id AND pd.device_id = d.id
@@ -136,7 +143,7 @@ export class PushDelivery {
       const own = byJob.get(String(request.jobId)) ?? [];
       if (own.length === 0) {
         summary.noDevice = true;
-        noDevice.push({ jobId: request.jobId, userId: request.userId, reason: 'no_device' });
+        noDevice.push({ jobId: request.jobId, userId: request.userId, reason: 'no_device', notification: request.notification });
         continue;
       }
       const collapseId = collapseIdFor(request.collapseKey || request.jobId);
@@ -161,19 +168,37 @@ export class PushDelivery {
     return summaries;
   }
 
-  /** recordSkippedMany for one job. */
-  async recordSkipped(jobId: string, userId: string, reason: SkipReason): Promise<void> {
-    await this.recordSkippedMany([{ jobId, userId, reason }]);
+  /**
+   * recordSkippedMany for one job: an event notification's (send_notification), so announced as
+   * `notification.skipped` unless `notification` is false. (A reminder's skip is announced by its
+   * occurrence, occurrence.skipped.)
+   */
+  async recordSkipped(jobId: string, userId: string, reason: SkipReason, notification = true): Promise<void> {
+    await this.recordSkippedMany([{ jobId, userId, reason, notification }]);
   }
 
   /**
    * Records that these jobs deliberately sent nothing: one `skipped` row per
    * active device of the user, or a single row without a device when the user
-   * has none. Rows that exist already are left as they are. One statement.
+   * has none. Rows that exist already are left as they are. One statement,
+   * and with the `notification.skipped` events of notifications, in one
+   * transaction with them.
    */
   async recordSkippedMany(records: readonly SkipRecord[]): Promise<void> {
     if (records.length === 0) return;
-    await this.db.query(
+    const now = this.clock.now();
+    const events: NewEvent[] = records
+      .filter((r) => r.notification)
+      .map((r) => ({ type: 'notification.skipped', userId: r.userId, data: { jobId: r.jobId, userId: r.userId, reason: r.reason } }));
+    if (events.length === 0) return this.writeSkipped(this.db, records, now);
+    await inTransaction(this.db, async (tx) => {
+      await this.writeSkipped(tx, records, now);
+      await recordEvents(tx, events, now);
+    });
+  }
+
+  private async writeSkipped(db: SqlExecutor, records: readonly SkipRecord[], now: Date): Promise<void> {
+    await db.query(
       `WITH input AS (
          SELECT * FROM unnest($1::bigint[], $2::text[], $3::text[]) AS i(job_id, user_id, reason)
        ), per_device AS (
@@ -186,7 +211,7 @@ export class PushDelivery {
        SELECT i.job_id, NULL, i.user_id, 'skipped', i.reason, $4, $4 FROM input i
         WHERE NOT EXISTS (SELECT 1 FROM devices d WHERE d.user_id = i.user_id AND d.active)
        ON CONFLICT DO NOTHING`,
-      [records.map((r) => r.jobId), records.map((r) => r.userId), records.map((r) => r.reason), this.clock.now()],
+      [records.map((r) => r.jobId), records.map((r) => r.userId), records.map((r) => r.reason), now],
     );
   }
 
@@ -251,6 +276,7 @@ export class PushDelivery {
     );
   }
 
+  // The outcomes, the devices they deactivate and the events announcing both: one transaction.
   private async recordOutcomes(sends: Send[]): Promise<void> {
     const now = this.clock.now();
     const rows = sends.map(({ outcome }) =>
@@ -262,35 +288,75 @@ export class PushDelivery {
             ? ['failed', PERMANENT + outcome!.reason, null]
             : ['failed', `${outcome!.kind}: ${outcome!.reason}`, null],
     );
-    await this.db.query(
-      `UPDATE push_deliveries pd SET status = o.status, error = o.error, provider_message_id = o.message_id, updated_at = $6
-         FROM unnest($1::bigint[], $2::uuid[], $3::text[], $4::text[], $5::text[]) AS o(job_id, device_id, status, error, message_id)
-        WHERE pd.job_id = o.job_id AND pd.device_id = o.device_id`,
-      [
-        sends.map((s) => s.request.jobId),
-        sends.map((s) => s.device.id),
-        rows.map((r) => r[0]),
-        rows.map((r) => r[1]),
-        rows.map((r) => r[2]),
-        now,
-      ],
-    );
-    const rejected = sends.filter((s) => s.outcome!.kind === 'invalid_token');
-    if (rejected.length > 0) {
-      // No further sends to a token the provider rejected; re-registering it (PUT device) reactivates it.
-      await this.db.query(
-        `UPDATE devices d SET active = false, deactivated_reason = r.reason, deactivated_at = r.since, updated_at = $4
-           FROM unnest($1::uuid[], $2::text[], $3::timestamptz[]) AS r(id, reason, since)
-          WHERE d.id = r.id AND d.active`,
+    await inTransaction(this.db, async (tx) => {
+      await tx.query(
+        `UPDATE push_deliveries pd SET status = o.status, error = o.error, provider_message_id = o.message_id, updated_at = $6
+           FROM unnest($1::bigint[], $2::uuid[], $3::text[], $4::text[], $5::text[]) AS o(job_id, device_id, status, error, message_id)
+          WHERE pd.job_id = o.job_id AND pd.device_id = o.device_id`,
         [
-          rejected.map((s) => s.device.id),
-          rejected.map((s) => `invalid_token: ${(s.outcome as { reason: string }).reason}`),
-          rejected.map((s) => (s.outcome as { invalidSince?: Date }).invalidSince ?? now),
+          sends.map((s) => s.request.jobId),
+          sends.map((s) => s.device.id),
+          rows.map((r) => r[0]),
+          rows.map((r) => r[1]),
+          rows.map((r) => r[2]),
           now,
         ],
       );
-    }
+      const events: NewEvent[] = sends.map((send, i) => deliveryEvent(send, rows[i]![0]!, rows[i]![1] ?? rows[i]![2]));
+      const rejected = sends.filter((s) => s.outcome!.kind === 'invalid_token');
+      if (rejected.length > 0) {
+        const reasons = new Map(rejected.map((s) => [s.device.id, `invalid_token: ${(s.outcome as { reason: string }).reason}`]));
+        // No further sends to a token the provider rejected; re-registering it (PUT device) reactivates it.
+        const deactivated = rowsOf<{ id: string }>(
+          await tx.query(
+            `UPDATE devices d SET active = false, deactivated_reason = r.reason, deactivated_at = r.since, updated_at = $4
+               FROM unnest($1::uuid[], $2::text[], $3::timestamptz[]) AS r(id, reason, since)
+              WHERE d.id = r.id AND d.active
+            RETURNING d.id`,
+            [
+              rejected.map((s) => s.device.id),
+              rejected.map((s) => reasons.get(s.device.id)),
+              rejected.map((s) => (s.outcome as { invalidSince?: Date }).invalidSince ?? now),
+              now,
+            ],
+          ),
+        );
+        // Only the devices this update turned off: another job may have done it first.
+        const off = new Set(deactivated.map((d) => d.id));
+        for (const send of rejected) {
+          if (!off.delete(send.device.id)) continue;
+          events.push({
+            type: 'device.deactivated',
+            userId: send.request.userId,
+            data: { ...deviceData(send), reason: reasons.get(send.device.id) },
+          });
+        }
+      }
+      await recordEvents(tx, events, now);
+    });
   }
+}
+
+function deviceData(send: Send): Record<string, unknown> {
+  return {
+    userId: send.request.userId,
+    deviceId: send.device.id,
+    installationId: send.device.installation_id,
+    platform: send.device.platform,
+  };
+}
+
+// delivery.sent, delivery.failed (`retryable` when the job will try the device again) or delivery.invalid_token.
+function deliveryEvent(send: Send, status: string, detail: string | null): NewEvent {
+  const data = { jobId: send.request.jobId, ...deviceData(send), provider: send.provider.name };
+  if (status === 'sent') return { type: 'delivery.sent', userId: send.request.userId, data: { ...data, providerMessageId: detail } };
+  if (status === 'invalid_token') return { type: 'delivery.invalid_token', userId: send.request.userId, data: { ...data, reason: detail } };
+  const kind = send.outcome!.kind;
+  return {
+    type: 'delivery.failed',
+    userId: send.request.userId,
+    data: { ...data, error: detail, retryable: kind === 'transient' || kind === 'configuration_error' },
+  };
 }
 
 /** Adds one send's outcome to its job's summary. */

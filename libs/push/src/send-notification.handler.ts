@@ -64,6 +64,7 @@ export class SendNotificationHandler {
         // `notification:<key>`: a notification collapses on its idempotency key.
         collapseKey: job.idempotencyKey ?? undefined,
         timeSensitive: payload.timeSensitive,
+        notification: true,
       },
       // Its timeout (SEND_NOTIFICATION_TIMEOUT_SECONDS), a lost lease or shutdown abort the provider calls.
       { signal: ctx?.signal },

@@ -3,7 +3,8 @@ import type pg from 'pg';
 import type { Logger } from 'pino';
 import { Counter, Registry } from 'prom-client';
 import { Clock, LOGGER } from '@nudge/config';
-import { PG_POOL } from '@nudge/database';
+import { PG_POOL, withTransaction } from '@nudge/database';
+import { recordEvents } from '@nudge/events';
 import { type ClaimedJob, enqueue, queryRows } from '@nudge/queue';
 
 export const TOKEN_CLEANUP = 'token_cleanup';
@@ -67,28 +68,50 @@ export class TokenCleanupService {
   };
 
   async cleanUp(inactiveDays: number): Promise<TokenCleanupResult> {
-    const unseenSince = new Date(this.clock.now().getTime() - inactiveDays * 86_400_000);
+    const now = this.clock.now();
+    const unseenSince = new Date(now.getTime() - inactiveDays * 86_400_000);
     const result: TokenCleanupResult = { deactivated: 0, stale: 0 };
     for (;;) {
       // `active AND …` lets the planner use both partial indexes (devices_inactive_idx,
       // devices_cleanup_idx); the outer condition re-checks rows a PUT reactivated meanwhile.
-      const [row] = await queryRows<{ deactivated: number; stale: number }>(
-        this.pool,
-        `WITH doomed AS (
-           SELECT id FROM devices
-            WHERE NOT active OR (active AND last_seen_at < $1)
-            LIMIT $2
-            FOR UPDATE SKIP LOCKED
-         ), deleted AS (
+      // A stale device leaves with a `device.deactivated` event, in the same transaction; one a provider
+      // rejected was announced when it was deactivated.
+      const gone = await withTransaction(this.pool, async (tx) => {
+        const rows = await queryRows<{ id: string; userId: string; installationId: string; platform: string; active: boolean }>(
+          tx,
+          `WITH doomed AS (
+             SELECT id FROM devices
+              WHERE NOT active OR (active AND last_seen_at < $1)
+              LIMIT $2
+              FOR UPDATE SKIP LOCKED
+           )
            DELETE FROM devices d USING doomed
             WHERE d.id = doomed.id AND (NOT d.active OR d.last_seen_at < $1)
-           RETURNING d.active
-         )
-         SELECT count(*) FILTER (WHERE NOT active)::int AS deactivated, count(*) FILTER (WHERE active)::int AS stale FROM deleted`,
-        [unseenSince, BATCH],
-      );
-      const deactivated = row?.deactivated ?? 0;
-      const stale = row?.stale ?? 0;
+           RETURNING d.id, d.user_id AS "userId", d.installation_id AS "installationId", d.platform, d.active`,
+          [unseenSince, BATCH],
+        );
+        await recordEvents(
+          tx,
+          rows
+            .filter((d) => d.active)
+            .map((d) => ({
+              type: 'device.deactivated' as const,
+              userId: d.userId,
+              data: {
+                userId: d.userId,
+                deviceId: d.id,
+                installationId: d.installationId,
+                platform: d.platform,
+                reason: 'stale',
+                removed: true,
+              },
+            })),
+          now,
+        );
+        return rows;
+      });
+      const stale = gone.filter((d) => d.active).length;
+      const deactivated = gone.length - stale;
       result.deactivated += deactivated;
       result.stale += stale;
       if (deactivated > 0) this.removed.inc({ reason: 'deactivated' }, deactivated);

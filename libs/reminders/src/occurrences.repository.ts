@@ -1,3 +1,4 @@
+import { type NewEvent, recordEvents } from '@nudge/events';
 import { queryRows, type QueryExecutor } from '@nudge/queue';
 import type { OccurrenceStatus, OccurrenceSkipReason } from './reminder-plan.js';
 
@@ -5,7 +6,9 @@ import type { OccurrenceStatus, OccurrenceSkipReason } from './reminder-plan.js'
 // date, with its state) and reminder_jobs (which jobs carried which
 // occurrence: the delivery history). Every write that settles an occurrence
 // is a compare-and-set on its state, so a late job, an action and a re-plan
-// can never overwrite each other.
+// can never overwrite each other. Every write that leaves an occurrence
+// skipped, done or snoozed announces it (occurrence.<status>, in the events
+// outbox) in the same transaction: a new skip reason is announced too.
 
 export interface OccurrenceRow {
   reminderId: string;
@@ -57,6 +60,41 @@ export const FINAL_STATUSES: readonly OccurrenceStatus[] = ['sent', 'done', 'ski
 const COLUMNS = `o.reminder_id AS "reminderId", o.local_date AS "localDate", o.status, o.reason, o.due_at AS "dueAt",
   o.earliest_at AS "earliestAt", o.job_id::text AS "jobId", o.snooze_job_id::text AS "snoozeJobId",
   o.snoozed_until AS "snoozedUntil", o.version, o.sent_at AS "sentAt", o.acted_at AS "actedAt"`;
+
+// What a write returns of the rows it changed, with their reminder's user, for the events.
+interface ChangedRow {
+  reminderId: string;
+  localDate: string;
+  status: OccurrenceStatus;
+  reason: string | null;
+  dueAt: Date;
+  snoozedUntil: Date | null;
+  userId: string | null;
+  jobId: string | null;
+}
+
+/** `statement` (an INSERT or UPDATE of reminder_occurrences aliased `o`, without RETURNING) and the rows it changed. */
+async function writeAndAnnounce(db: QueryExecutor, statement: string, params: unknown[], now: Date): Promise<ChangedRow[]> {
+  const rows = await queryRows<ChangedRow>(
+    db,
+    `WITH w AS (${statement}
+       RETURNING o.reminder_id, o.local_date, o.status, o.reason, o.due_at, o.snoozed_until, o.job_id)
+     SELECT w.reminder_id AS "reminderId", w.local_date AS "localDate", w.status, w.reason, w.due_at AS "dueAt",
+            w.snoozed_until AS "snoozedUntil", w.job_id::text AS "jobId", r.user_id AS "userId"
+       FROM w LEFT JOIN reminders r ON r.id = w.reminder_id`,
+    params,
+  );
+  const events: NewEvent[] = [];
+  for (const row of rows) {
+    if (row.status !== 'skipped' && row.status !== 'done' && row.status !== 'snoozed') continue;
+    const data: Record<string, unknown> = { reminderId: row.reminderId, userId: row.userId, localDate: row.localDate, dueAt: row.dueAt };
+    if (row.status === 'skipped') data.reason = row.reason;
+    if (row.status === 'snoozed') data.snoozedUntil = row.snoozedUntil;
+    events.push({ type: `occurrence.${row.status}`, userId: row.userId, data });
+  }
+  await recordEvents(db, events, now);
+  return rows;
+}
 
 export async function findOccurrence(
   db: QueryExecutor,
@@ -173,15 +211,16 @@ export async function chainState(db: QueryExecutor, reminderId: string, now: Dat
  */
 export async function upsertOccurrences(db: QueryExecutor, rows: readonly NewOccurrence[], now: Date): Promise<void> {
   if (rows.length === 0) return;
-  await db.query(
-    `INSERT INTO reminder_occurrences (reminder_id, local_date, status, reason, due_at, earliest_at, job_id, version, created_at, updated_at)
+  await writeAndAnnounce(
+    db,
+    `INSERT INTO reminder_occurrences AS o (reminder_id, local_date, status, reason, due_at, earliest_at, job_id, version, created_at, updated_at)
      SELECT r.reminder_id, r.local_date, r.status, r.reason, r.due_at, r.earliest_at, r.job_id, r.version, $9, $9
        FROM unnest($1::uuid[], $2::text[], $3::text[], $4::text[], $5::timestamptz[], $6::timestamptz[], $7::bigint[], $8::int[])
          AS r(reminder_id, local_date, status, reason, due_at, earliest_at, job_id, version)
      ON CONFLICT (reminder_id, local_date) DO UPDATE
         SET status = EXCLUDED.status, reason = EXCLUDED.reason, due_at = EXCLUDED.due_at, earliest_at = EXCLUDED.earliest_at,
             job_id = EXCLUDED.job_id, version = EXCLUDED.version, updated_at = EXCLUDED.updated_at
-      WHERE reminder_occurrences.status = 'scheduled'`,
+      WHERE o.status = 'scheduled'`,
     [
       rows.map((r) => r.reminderId),
       rows.map((r) => r.localDate),
@@ -193,6 +232,7 @@ export async function upsertOccurrences(db: QueryExecutor, rows: readonly NewOcc
       rows.map((r) => r.version),
       now,
     ],
+    now,
   );
 }
 
@@ -211,13 +251,12 @@ export interface Settlement {
  */
 export async function settleOccurrences(db: QueryExecutor, settlements: readonly Settlement[], now: Date): Promise<Set<string>> {
   if (settlements.length === 0) return new Set();
-  const rows = await queryRows<{ jobId: string }>(
+  const rows = await writeAndAnnounce(
     db,
     `UPDATE reminder_occurrences o
         SET status = s.status, reason = s.reason, sent_at = CASE WHEN s.status = 'sent' THEN $6::timestamptz END, updated_at = $6
        FROM unnest($1::uuid[], $2::text[], $3::bigint[], $4::text[], $5::text[]) AS s(reminder_id, local_date, job_id, status, reason)
-      WHERE o.reminder_id = s.reminder_id AND o.local_date = s.local_date AND o.job_id = s.job_id AND o.status = 'scheduled'
-      RETURNING o.job_id::text AS "jobId"`,
+      WHERE o.reminder_id = s.reminder_id AND o.local_date = s.local_date AND o.job_id = s.job_id AND o.status = 'scheduled'`,
     [
       settlements.map((s) => s.reminderId),
       settlements.map((s) => s.localDate),
@@ -226,8 +265,9 @@ export async function settleOccurrences(db: QueryExecutor, settlements: readonly
       settlements.map((s) => s.reason),
       now,
     ],
+    now,
   );
-  return new Set(rows.map((r) => r.jobId));
+  return new Set(rows.map((r) => r.jobId!));
 }
 
 /** Moves the earliest allowed instant of occurrences deferred by quiet hours while their job ran. */
@@ -269,8 +309,9 @@ export async function setOccurrenceState(
   >,
   now: Date,
 ): Promise<void> {
-  await db.query(
-    `INSERT INTO reminder_occurrences (reminder_id, local_date, status, reason, due_at, earliest_at, version, snooze_job_id,
+  await writeAndAnnounce(
+    db,
+    `INSERT INTO reminder_occurrences AS o (reminder_id, local_date, status, reason, due_at, earliest_at, version, snooze_job_id,
                                       snoozed_until, acted_at, created_at, updated_at)
      VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $11)
      ON CONFLICT (reminder_id, local_date) DO UPDATE
@@ -289,6 +330,7 @@ export async function setOccurrenceState(
       row.actedAt,
       now,
     ],
+    now,
   );
 }
 
@@ -308,10 +350,12 @@ export async function skipScheduled(
   reason: OccurrenceSkipReason,
   now: Date,
 ): Promise<void> {
-  await db.query(
-    `UPDATE reminder_occurrences SET status = 'skipped', reason = $3, updated_at = $4
-      WHERE reminder_id = $1 AND local_date = $2 AND status = 'scheduled'`,
+  await writeAndAnnounce(
+    db,
+    `UPDATE reminder_occurrences o SET status = 'skipped', reason = $3, updated_at = $4
+      WHERE o.reminder_id = $1 AND o.local_date = $2 AND o.status = 'scheduled'`,
     [reminderId, localDate, reason, now],
+    now,
   );
 }
 
