@@ -41,6 +41,8 @@ export interface Config {
     production: boolean;
   };
   fcm: { serviceAccountFile: string | undefined };
+  /** Web Push (VAPID); all three set, or none (simulated web pushes). */
+  webPush: { vapidPublicKey: string | undefined; vapidPrivateKey: string | undefined; vapidSubject: string | undefined };
   /** Testing only: every simulated push hangs for good (a wedged worker). */
   simulatedPushHang: boolean;
 }
@@ -144,6 +146,15 @@ export const VARIABLES: readonly VariableSpec[] = [
     name: 'FCM_SERVICE_ACCOUNT_FILE',
     description: 'path of the Firebase service-account JSON; unset: simulated Android pushes',
     sensitive: false,
+  },
+  {
+    name: 'VAPID_PUBLIC_KEY',
+    description: 'Web Push VAPID public key (base64url; `npx web-push generate-vapid-keys`); unset: simulated web pushes',
+  },
+  { name: 'VAPID_PRIVATE_KEY', description: 'Web Push VAPID private key (base64url)', sensitive: true },
+  {
+    name: 'VAPID_SUBJECT',
+    description: 'a `mailto:` or `https:` contact the push services can reach about your pushes',
   },
   {
     name: 'SIMULATED_PUSH_HANG',

@@ -75,6 +75,23 @@ export function loadConfig(env: Env = process.env): Config {
     }
   }
 
+  const webPush = {
+    vapidPublicKey: raw('VAPID_PUBLIC_KEY'),
+    vapidPrivateKey: raw('VAPID_PRIVATE_KEY'),
+    vapidSubject: raw('VAPID_SUBJECT'),
+  };
+  const vapid = [
+    ['VAPID_PUBLIC_KEY', webPush.vapidPublicKey],
+    ['VAPID_PRIVATE_KEY', webPush.vapidPrivateKey],
+    ['VAPID_SUBJECT', webPush.vapidSubject],
+  ] as const;
+  if (vapid.some(([, value]) => value !== undefined)) {
+    for (const [name, value] of vapid) if (value === undefined) problems.push(`${name} is required when any VAPID_* variable is set`);
+  }
+  if (webPush.vapidSubject !== undefined && !/^(mailto:|https:\/\/)/.test(webPush.vapidSubject)) {
+    problems.push('VAPID_SUBJECT must be a mailto: or https:// URL');
+  }
+
   const config: Config = {
     nodeEnv,
     databaseUrl,
@@ -102,6 +119,7 @@ export function loadConfig(env: Env = process.env): Config {
     rateLimitPerIpPerMinute: integer('RATE_LIMIT_PER_IP_PER_MINUTE', 0, 1_000_000),
     apns,
     fcm: { serviceAccountFile: raw('FCM_SERVICE_ACCOUNT_FILE') },
+    webPush,
     simulatedPushHang: flag('SIMULATED_PUSH_HANG'),
   };
   if (problems.length > 0) throw new ConfigError(problems);

@@ -4,6 +4,21 @@ import type { PushMessage, PushPlatform } from './push-provider.js';
 /** Both APNs and FCM refuse a notification payload over 4 KiB. */
 export const MAX_PAYLOAD_BYTES = 4096;
 
+/**
+ * Web Push: one aes128gcm record of 4096 bytes (RFC 8188, the size push
+ * services must accept) minus its header (86), tag (16) and delimiter (1).
+ */
+export const MAX_WEB_PUSH_PAYLOAD_BYTES = 3993;
+
+/** Each platform's limit on the payload as `payloadBytes` measures it. */
+export const PAYLOAD_LIMITS: Record<PushPlatform, number> = {
+  ios: MAX_PAYLOAD_BYTES,
+  android: MAX_PAYLOAD_BYTES,
+  web: MAX_WEB_PUSH_PAYLOAD_BYTES,
+};
+
+const PROVIDER_LABELS: Record<PushPlatform, string> = { ios: 'APNs', android: 'FCM', web: 'Web Push' };
+
 /** What a push shows and carries, independent of device and delivery. */
 export interface PushContent {
   title: string;
@@ -84,6 +99,36 @@ export function buildFcmMessage(message: PushMessage, now: Date): TokenMessage {
   return result;
 }
 
+/**
+ * What a browser's service worker receives as `event.data.json()`. The
+ * service worker shows it (`registration.showNotification(title, {body, tag,
+ * data})`): Web Push has no notification of its own, so the shape is ours and
+ * the docs give the few lines that display it.
+ */
+export interface WebPushPayload {
+  title: string;
+  body?: string;
+  /** Replaces a shown notification with the same tag, like APNs' collapse id. */
+  tag: string;
+  data?: Record<string, unknown>;
+  /** The action category, for the service worker to pick its `actions` (buttons). */
+  category?: string;
+  /** `requireInteraction` is the nearest a browser has to time-sensitive. */
+  timeSensitive?: boolean;
+}
+
+export function buildWebPushPayload(content: PushContent, collapseId: string): WebPushPayload {
+  const payload: WebPushPayload = { title: content.title, tag: collapseId };
+  if (content.body !== undefined && content.body !== null) payload.body = content.body;
+  if (content.data && Object.keys(content.data).length > 0) payload.data = content.data;
+  if (content.actionCategory) payload.category = content.actionCategory;
+  if (content.timeSensitive) payload.timeSensitive = true;
+  return payload;
+}
+
+/** The tag is not known when a reminder is saved; its collapse id is at most this long (`collapseIdFor`). */
+const TAG_RESERVE = 'x'.repeat(64);
+
 function fcmPayloadBytes(content: PushContent): number {
   const notification: Record<string, string> = { title: content.title };
   if (content.body) notification.body = content.body;
@@ -92,8 +137,17 @@ function fcmPayloadBytes(content: PushContent): number {
 }
 
 export function payloadBytes(content: PushContent, platform: PushPlatform): number {
-  return platform === 'ios' ? Buffer.byteLength(JSON.stringify(buildApnsPayload(content)), 'utf8') : fcmPayloadBytes(content);
+  switch (platform) {
+    case 'ios':
+      return Buffer.byteLength(JSON.stringify(buildApnsPayload(content)), 'utf8');
+    case 'android':
+      return fcmPayloadBytes(content);
+    case 'web':
+      return Buffer.byteLength(JSON.stringify(buildWebPushPayload(content, TAG_RESERVE)), 'utf8');
+  }
 }
+
+const ALL_PLATFORMS: readonly PushPlatform[] = ['ios', 'android', 'web'];
 
 export type PayloadSizeCheck =
   | { ok: true; bytes: Record<PushPlatform, number> }
@@ -102,22 +156,22 @@ export type PayloadSizeCheck =
 /**
  * Whether a push with this content fits on every platform, measured the way
  * each provider sees it (APNs: the whole JSON body; FCM: notification and
- * data). The API checks this when a reminder is saved, so an oversized
+ * data; Web Push: the JSON the service worker gets, before encryption). The API checks this when a reminder is saved, so an oversized
  * reminder is a 400 then rather than a dead job at send time.
  */
-export function checkPayloadSize(content: PushContent, platforms: readonly PushPlatform[] = ['ios', 'android']): PayloadSizeCheck {
-  const bytes = { ios: payloadBytes(content, 'ios'), android: payloadBytes(content, 'android') };
+export function checkPayloadSize(content: PushContent, platforms: readonly PushPlatform[] = ALL_PLATFORMS): PayloadSizeCheck {
+  const bytes = Object.fromEntries(ALL_PLATFORMS.map((p) => [p, payloadBytes(content, p)])) as Record<PushPlatform, number>;
   for (const platform of platforms) {
-    if (bytes[platform] > MAX_PAYLOAD_BYTES) {
-      const over = bytes[platform] - MAX_PAYLOAD_BYTES;
+    const limit = PAYLOAD_LIMITS[platform];
+    if (bytes[platform] > limit) {
       return {
         ok: false,
         bytes,
         platform,
-        limit: MAX_PAYLOAD_BYTES,
+        limit,
         message:
-          `the push would be ${bytes[platform]} bytes for ${platform === 'ios' ? 'APNs' : 'FCM'}, ` +
-          `${over} over the ${MAX_PAYLOAD_BYTES}-byte limit; shorten the title, body or data`,
+          `the push would be ${bytes[platform]} bytes for ${PROVIDER_LABELS[platform]}, ` +
+          `${bytes[platform] - limit} over the ${limit}-byte limit; shorten the title, body or data`,
       };
     }
   }

@@ -2,6 +2,7 @@ import { ApnsPushProvider, type ApnsProviderOptions } from './apns.provider.js';
 import { FcmPushProvider, type FcmProviderOptions } from './fcm.provider.js';
 import type { PushPlatform, PushProvider, SqlExecutor } from './push-provider.js';
 import { SimulatedPushProvider, type SimulatedPushProviderOptions } from './simulated.provider.js';
+import { WebPushProvider, type WebPushProviderOptions } from './web-push.provider.js';
 
 /** Shaped like the config lib's `apns` and `fcm` sections, without depending on it. */
 export interface PushCredentials {
@@ -13,11 +14,13 @@ export interface PushCredentials {
     production?: boolean;
   };
   fcm?: { serviceAccountFile?: string };
+  webPush?: { vapidPublicKey?: string; vapidPrivateKey?: string; vapidSubject?: string };
 }
 
 export interface PushProviderChoice {
   ios: 'apns' | 'simulated';
   android: 'fcm' | 'simulated';
+  web: 'webpush' | 'simulated';
 }
 
 const APNS_SETTINGS = [
@@ -27,12 +30,14 @@ const APNS_SETTINGS = [
   ['topic', 'APNS_TOPIC'],
 ] as const;
 
-/** APNs once every APNS_* setting is present, FCM once a service account is; else simulated. */
+/** APNs once every APNS_* setting is present, FCM once a service account is, Web Push once the VAPID keys are; else simulated. */
 export function choosePushProviders(credentials: PushCredentials): PushProviderChoice {
   const apns = credentials.apns ?? {};
+  const vapid = credentials.webPush ?? {};
   return {
     ios: APNS_SETTINGS.every(([key]) => Boolean(apns[key])) ? 'apns' : 'simulated',
     android: credentials.fcm?.serviceAccountFile ? 'fcm' : 'simulated',
+    web: vapid.vapidPublicKey && vapid.vapidPrivateKey && vapid.vapidSubject ? 'webpush' : 'simulated',
   };
 }
 
@@ -46,13 +51,15 @@ export function describePushProviders(credentials: PushCredentials): string {
           .map(([, name]) => name)
           .join(', ')} not set)`;
   const android = choice.android === 'fcm' ? 'Android via FCM' : 'Android simulated (FCM_SERVICE_ACCOUNT_FILE not set)';
-  return `push: ${ios}; ${android}; simulated pushes are recorded in simulated_pushes`;
+  const web = choice.web === 'webpush' ? 'web via Web Push' : 'web simulated (VAPID_* not set)';
+  return `push: ${ios}; ${android}; ${web}; simulated pushes are recorded in simulated_pushes`;
 }
 
 export interface PushProviders {
   readonly choice: PushProviderChoice;
   readonly ios: PushProvider;
   readonly android: PushProvider;
+  readonly web: PushProvider;
   forPlatform(platform: PushPlatform): PushProvider;
   close(): Promise<void>;
 }
@@ -63,6 +70,7 @@ export interface PushProviderDependencies {
   /** Merged over what the credentials give: endpoints, timeouts, clock (tests point these at the fakes). */
   apns?: Partial<ApnsProviderOptions>;
   fcm?: Partial<FcmProviderOptions>;
+  webPush?: Partial<WebPushProviderOptions>;
   simulated?: SimulatedPushProviderOptions;
 }
 
@@ -89,13 +97,26 @@ export function createPushProviders(credentials: PushCredentials, deps: PushProv
       ? new FcmPushProvider({ serviceAccountFile: credentials.fcm?.serviceAccountFile, ...deps.fcm })
       : simulatedProvider();
 
+  const vapid = credentials.webPush ?? {};
+  const web: PushProvider =
+    choice.web === 'webpush'
+      ? new WebPushProvider({
+          vapidPublicKey: vapid.vapidPublicKey!,
+          vapidPrivateKey: vapid.vapidPrivateKey!,
+          vapidSubject: vapid.vapidSubject!,
+          ...deps.webPush,
+        })
+      : simulatedProvider();
+
+  const byPlatform: Record<PushPlatform, PushProvider> = { ios, android, web };
   return {
     choice,
     ios,
     android,
-    forPlatform: (platform) => (platform === 'ios' ? ios : android),
+    web,
+    forPlatform: (platform) => byPlatform[platform],
     async close() {
-      await Promise.all([...new Set([ios, android])].map((provider) => provider.close()));
+      await Promise.all([...new Set([ios, android, web])].map((provider) => provider.close()));
     },
   };
 }

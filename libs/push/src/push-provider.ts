@@ -3,11 +3,11 @@
 // provider answered: the caller decides what a classification means for the
 // job (retry, deactivate the device, dead-letter) and the adapters stay dumb.
 
-export type PushPlatform = 'ios' | 'android';
-export type PushProviderName = 'apns' | 'fcm' | 'simulated';
+export type PushPlatform = 'ios' | 'android' | 'web';
+export type PushProviderName = 'apns' | 'fcm' | 'webpush' | 'simulated';
 
 export interface PushMessage {
-  /** The device's push token as the provider issued it. */
+  /** The device's push token as the provider issued it (`web`: the subscription JSON). */
   token: string;
   platform: PushPlatform;
   title: string;

@@ -45,6 +45,7 @@ class PushProvidersLifecycle implements OnApplicationShutdown {
           simulated: { now, hangAll: config.simulatedPushHang, ...overrides?.simulated },
           apns: { now, ...overrides?.apns },
           fcm: { now, ...overrides?.fcm },
+          webPush: { now, ...overrides?.webPush },
         });
       },
     },
