@@ -1,5 +1,5 @@
 import type { AndroidNotification, TokenMessage } from 'firebase-admin/messaging';
-import type { PushMessage, PushPlatform } from './push-provider.js';
+import { PUSH_PLATFORMS, type PushMessage, type PushPlatform } from './push-provider.js';
 
 /** Both APNs and FCM refuse a notification payload over 4 KiB. */
 export const MAX_PAYLOAD_BYTES = 4096;
@@ -147,8 +147,6 @@ export function payloadBytes(content: PushContent, platform: PushPlatform): numb
   }
 }
 
-const ALL_PLATFORMS: readonly PushPlatform[] = ['ios', 'android', 'web'];
-
 export type PayloadSizeCheck =
   | { ok: true; bytes: Record<PushPlatform, number> }
   | { ok: false; bytes: Record<PushPlatform, number>; platform: PushPlatform; limit: number; message: string };
@@ -159,8 +157,8 @@ export type PayloadSizeCheck =
  * data; Web Push: the JSON the service worker gets, before encryption). The API checks this when a reminder is saved, so an oversized
  * reminder is a 400 then rather than a dead job at send time.
  */
-export function checkPayloadSize(content: PushContent, platforms: readonly PushPlatform[] = ALL_PLATFORMS): PayloadSizeCheck {
-  const bytes = Object.fromEntries(ALL_PLATFORMS.map((p) => [p, payloadBytes(content, p)])) as Record<PushPlatform, number>;
+export function checkPayloadSize(content: PushContent, platforms: readonly PushPlatform[] = PUSH_PLATFORMS): PayloadSizeCheck {
+  const bytes = Object.fromEntries(PUSH_PLATFORMS.map((p) => [p, payloadBytes(content, p)])) as Record<PushPlatform, number>;
   for (const platform of platforms) {
     const limit = PAYLOAD_LIMITS[platform];
     if (bytes[platform] > limit) {

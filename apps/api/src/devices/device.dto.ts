@@ -1,14 +1,12 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { IsIn, IsOptional, IsString, Length, Matches } from 'class-validator';
 import type { DeviceEntity, Platform } from '@nudge/users';
-import { maskPushToken } from '@nudge/push';
+import { maskPushToken, PUSH_PLATFORMS } from '@nudge/push';
 import { IsIanaTimeZone, IsLocale } from '../http/validators.js';
 
-const PLATFORMS: Platform[] = ['ios', 'android', 'web'];
-
 export class PutDeviceDto {
-  @ApiProperty({ enum: PLATFORMS })
-  @IsIn(PLATFORMS)
+  @ApiProperty({ enum: PUSH_PLATFORMS })
+  @IsIn(PUSH_PLATFORMS)
   platform: Platform;
 
   @ApiProperty({
@@ -40,7 +38,7 @@ export class PutDeviceDto {
 
 export class DeviceDto {
   @ApiProperty() installationId: string;
-  @ApiProperty({ enum: PLATFORMS }) platform: Platform;
+  @ApiProperty({ enum: PUSH_PLATFORMS }) platform: Platform;
   @ApiProperty({ example: '…a1b2', description: 'masked: only the last four characters' }) pushToken: string;
   @ApiProperty() active: boolean;
   @ApiProperty({ nullable: true, type: String }) deactivatedReason: string | null;
