@@ -4,7 +4,7 @@ import webpush from 'web-push';
 import { FixedClock } from '@nudge/config';
 import { collapseIdFor } from '@nudge/push';
 import { createTestDatabase, type TestDatabase } from '../support/database.js';
-import { eventually, startTestApi, type TestApi } from '../support/api-app.js';
+import { settledJob, startTestApi, type TestApi } from '../support/api-app.js';
 import { startFakeWebPush, type FakeBrowser, type FakeWebPush } from './fakes/fake-web-push.js';
 
 // A web app's user: the browser's subscription registered as a `web` device,
@@ -38,11 +38,7 @@ describe('delivery to browsers through Web Push (local push service)', () => {
     await Promise.all([db?.drop(), service?.stop()]);
   });
 
-  const settled = (jobId: string) =>
-    eventually(async () => {
-      const { rows } = await db.pool.query(`SELECT status, attempts FROM jobs WHERE id = $1`, [jobId]);
-      return rows[0] && rows[0].status !== 'running' && (rows[0].status !== 'queued' || rows[0].attempts > 0) ? rows[0] : undefined;
-    }, `job ${jobId}`);
+  const settled = (jobId: string) => settledJob(db.pool, jobId);
 
   it('says at boot that web pushes go through Web Push', () => {
     expect(api.logs.text).toContain('web via Web Push');

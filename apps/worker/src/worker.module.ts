@@ -4,6 +4,9 @@ import type { Registry } from 'prom-client';
 import type { Clock, Config } from '@nudge/config';
 import {
   DEFAULT_INACTIVE_DAYS,
+  EXPO_RECEIPTS,
+  EXPO_RECEIPTS_EVERY_SECONDS,
+  ExpoReceiptsService,
   PushJobsModule,
   PushModule,
   type PushProviderOverrides,
@@ -37,6 +40,7 @@ class JobHandlers implements OnModuleInit {
     private readonly sweep: ReminderSweep,
     private readonly sendNotification: SendNotificationHandler,
     private readonly tokenCleanup: TokenCleanupService,
+    private readonly expoReceipts: ExpoReceiptsService,
   ) {}
 
   onModuleInit(): void {
@@ -44,6 +48,7 @@ class JobHandlers implements OnModuleInit {
     this.worker.registerBatch(SEND_REMINDER, this.sendReminder.handle, { maxBatch: SEND_REMINDER_BATCH });
     this.worker.register(REMINDER_SWEEP, this.sweep.handle);
     this.worker.register(SEND_NOTIFICATION, this.sendNotification.handle).register(TOKEN_CLEANUP, this.tokenCleanup.handle);
+    this.worker.register(EXPO_RECEIPTS, this.expoReceipts.handle);
   }
 }
 
@@ -73,6 +78,7 @@ export class WorkerModule {
           recurring: [
             { kind: REMINDER_SWEEP, everySeconds: 600 },
             { kind: TOKEN_CLEANUP, everySeconds: 86_400, payload: { inactiveDays: DEFAULT_INACTIVE_DAYS } },
+            { kind: EXPO_RECEIPTS, everySeconds: EXPO_RECEIPTS_EVERY_SECONDS },
           ],
           clock: options.clock,
           logger: options.logger,

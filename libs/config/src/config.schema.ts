@@ -43,6 +43,8 @@ export interface Config {
   fcm: { serviceAccountFile: string | undefined };
   /** Web Push (VAPID); all three set, or none (simulated web pushes). */
   webPush: { vapidPublicKey: string | undefined; vapidPrivateKey: string | undefined; vapidSubject: string | undefined };
+  /** Expo's push service: on when enabled or given an access token; else simulated. */
+  expo: { enabled: boolean; accessToken: string | undefined; baseUrl: string };
   /** Testing only: every simulated push hangs for good (a wedged worker). */
   simulatedPushHang: boolean;
 }
@@ -156,6 +158,17 @@ export const VARIABLES: readonly VariableSpec[] = [
     name: 'VAPID_SUBJECT',
     description: 'a `mailto:` or `https:` contact the push services can reach about your pushes',
   },
+  {
+    name: 'EXPO_PUSH_ENABLED',
+    description: "`1` sends `expo` devices' pushes through Expo's push service (implied by EXPO_ACCESS_TOKEN); `0`: simulated",
+    default: '0',
+  },
+  {
+    name: 'EXPO_ACCESS_TOKEN',
+    description: 'an Expo access token, for projects with enhanced push security on',
+    sensitive: true,
+  },
+  { name: 'EXPO_BASE_URL', description: "where Expo's push API is (a relay, or a local fake in tests)", default: 'https://exp.host' },
   {
     name: 'SIMULATED_PUSH_HANG',
     description: 'testing only: `1` makes every simulated push of this process hang for good, deaf to its timeout (a wedged worker)',

@@ -120,6 +120,11 @@ export function loadConfig(env: Env = process.env): Config {
     apns,
     fcm: { serviceAccountFile: raw('FCM_SERVICE_ACCOUNT_FILE') },
     webPush,
+    expo: {
+      enabled: flag('EXPO_PUSH_ENABLED') || raw('EXPO_ACCESS_TOKEN') !== undefined,
+      accessToken: raw('EXPO_ACCESS_TOKEN'),
+      baseUrl: serviceUrl(raw('EXPO_BASE_URL')!, 'EXPO_BASE_URL', problems),
+    },
     simulatedPushHang: flag('SIMULATED_PUSH_HANG'),
   };
   if (problems.length > 0) throw new ConfigError(problems);
@@ -166,4 +171,18 @@ function identityProvider(
     scopeClaim: raw('AUTH_SCOPE_CLAIM'),
     jwksCooldownSeconds,
   };
+}
+
+/** A service's base URL: https, or http on loopback only (a test's fake, a sidecar). */
+function serviceUrl(value: string, name: string, problems: string[]): string {
+  let parsed: URL | undefined;
+  try {
+    parsed = new URL(value);
+  } catch {
+    // reported below
+  }
+  if (!parsed || !(parsed.protocol === 'https:' || (parsed.protocol === 'http:' && LOOPBACK_HOSTS.has(parsed.hostname)))) {
+    problems.push(`${name} must be an https:// URL (http:// only on loopback), got ${JSON.stringify(value)}`);
+  }
+  return value;
 }

@@ -2,6 +2,8 @@ export * from './apns.provider.js';
 export * from './collapse-id.js';
 export * from './delivery-history.js';
 export * from './device-token.js';
+export * from './expo-receipts.service.js';
+export * from './expo.provider.js';
 export * from './fcm.provider.js';
 export * from './mask-token.js';
 export * from './metrics.js';

@@ -1,15 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { assertPayloadFits } from './payload-limit.js';
 import { collapseIdFor } from './collapse-id.js';
-import {
-  buildApnsPayload,
-  buildFcmMessage,
-  buildWebPushPayload,
-  checkPayloadSize,
-  MAX_PAYLOAD_BYTES,
-  MAX_WEB_PUSH_PAYLOAD_BYTES,
-  PAYLOAD_LIMITS,
-} from './payload.js';
+import { buildApnsPayload, buildFcmMessage, buildWebPushPayload, checkPayloadSize, MAX_PAYLOAD_BYTES, PAYLOAD_LIMITS } from './payload.js';
 
 describe('buildApnsPayload', () => {
   it('puts the alert in aps and the app data beside it', () => {
@@ -111,18 +103,22 @@ describe('checkPayloadSize', () => {
 
   it('counts the action category on every platform, so a push at the limit without it is over with it', () => {
     const category = 'NUDGE_REMINDER';
-    for (const platform of ['ios', 'android', 'web'] as const) {
+    for (const platform of ['ios', 'android', 'web', 'expo'] as const) {
       const base = checkPayloadSize({ title: 'x', body: 'a' }, [platform]).bytes[platform];
       const body = 'a'.repeat(PAYLOAD_LIMITS[platform] - base + 1);
       expect(checkPayloadSize({ title: 'x', body }, [platform]).ok).toBe(true);
       expect(checkPayloadSize({ title: 'x', body, actionCategory: category }, [platform])).toMatchObject({ ok: false, platform });
     }
-    // Web Push is the smallest (3,993 bytes): the API's check is the strictest platform's.
-    const webBase = checkPayloadSize({ title: 'x', body: 'a' }).bytes.web;
-    const atWebLimit = 'a'.repeat(MAX_WEB_PUSH_PAYLOAD_BYTES - webBase + 1);
-    expect(() => assertPayloadFits({ title: 'x', body: atWebLimit })).not.toThrow();
-    expect(() => assertPayloadFits({ title: 'x', body: atWebLimit, actionCategory: category })).toThrow(/too large/);
-    expect(() => assertPayloadFits({ title: 'x', body: `${atWebLimit}a` })).toThrow(/too large/);
+    // The API's check is the strictest platform's: the longest body that fits everywhere, and one byte more.
+    const room = Math.min(
+      ...(['ios', 'android', 'web', 'expo'] as const).map(
+        (p) => PAYLOAD_LIMITS[p] - checkPayloadSize({ title: 'x', body: '' }, [p]).bytes[p],
+      ),
+    );
+    const longest = 'a'.repeat(room);
+    expect(() => assertPayloadFits({ title: 'x', body: longest })).not.toThrow();
+    expect(() => assertPayloadFits({ title: 'x', body: longest, actionCategory: category })).toThrow(/too large/);
+    expect(() => assertPayloadFits({ title: 'x', body: `${longest}a` })).toThrow(/too large/);
   });
 
   it('measures the web payload as the service worker gets it, with room for the collapse tag', () => {

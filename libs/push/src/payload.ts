@@ -15,9 +15,11 @@ export const PAYLOAD_LIMITS: Record<PushPlatform, number> = {
   ios: MAX_PAYLOAD_BYTES,
   android: MAX_PAYLOAD_BYTES,
   web: MAX_WEB_PUSH_PAYLOAD_BYTES,
+  // Expo: the message as sent, at most 4 KiB.
+  expo: MAX_PAYLOAD_BYTES,
 };
 
-const PROVIDER_LABELS: Record<PushPlatform, string> = { ios: 'APNs', android: 'FCM', web: 'Web Push' };
+const PROVIDER_LABELS: Record<PushPlatform, string> = { ios: 'APNs', android: 'FCM', web: 'Web Push', expo: 'Expo' };
 
 /** What a push shows and carries, independent of device and delivery. */
 export interface PushContent {
@@ -128,6 +130,44 @@ export function buildWebPushPayload(content: PushContent, collapseId: string): W
 
 /** The tag is not known when a reminder is saved; its collapse id is at most this long (`collapseIdFor`). */
 const TAG_RESERVE = 'x'.repeat(64);
+/** Room for the device's token in an Expo message when its size is checked without one. */
+const EXPO_TOKEN_RESERVE = `ExponentPushToken[${'x'.repeat(64)}]`;
+
+/** One message of Expo's push API (`POST /--/api/v2/push/send`). */
+export interface ExpoMessage {
+  to: string;
+  title: string;
+  body?: string;
+  data?: Record<string, unknown>;
+  sound: 'default';
+  priority: 'high' | 'normal';
+  /** Seconds Expo and the platform keep trying; 0: now or never. */
+  ttl?: number;
+  /** iOS: replaces an older push with the same id. */
+  collapseId: string;
+  /** The action category the app registered (`setNotificationCategoryAsync`). */
+  categoryId?: string;
+  interruptionLevel?: 'time-sensitive';
+}
+
+export function buildExpoMessage(
+  message: PushContent & { token: string; collapseId: string; expiresAt?: Date; priority?: 'high' | 'normal' },
+  now: Date,
+): ExpoMessage {
+  const out: ExpoMessage = {
+    to: message.token,
+    title: message.title,
+    sound: 'default',
+    priority: message.priority ?? 'high',
+    collapseId: message.collapseId,
+  };
+  if (message.body !== undefined && message.body !== null) out.body = message.body;
+  if (message.data && Object.keys(message.data).length > 0) out.data = message.data;
+  if (message.actionCategory) out.categoryId = message.actionCategory;
+  if (message.timeSensitive) out.interruptionLevel = 'time-sensitive';
+  if (message.expiresAt) out.ttl = Math.max(0, Math.floor((message.expiresAt.getTime() - now.getTime()) / 1000));
+  return out;
+}
 
 function fcmPayloadBytes(content: PushContent): number {
   const notification: Record<string, string> = { title: content.title };
@@ -144,6 +184,13 @@ export function payloadBytes(content: PushContent, platform: PushPlatform): numb
       return fcmPayloadBytes(content);
     case 'web':
       return Buffer.byteLength(JSON.stringify(buildWebPushPayload(content, TAG_RESERVE)), 'utf8');
+    case 'expo': {
+      const sample = buildExpoMessage(
+        { ...content, token: EXPO_TOKEN_RESERVE, collapseId: TAG_RESERVE, expiresAt: new Date(0) },
+        new Date(0),
+      );
+      return Buffer.byteLength(JSON.stringify(sample), 'utf8');
+    }
   }
 }
 

@@ -1,4 +1,5 @@
 import { ApnsPushProvider, type ApnsProviderOptions } from './apns.provider.js';
+import { ExpoPushProvider, type ExpoProviderOptions } from './expo.provider.js';
 import { FcmPushProvider, type FcmProviderOptions } from './fcm.provider.js';
 import type { PushPlatform, PushProvider, SqlExecutor } from './push-provider.js';
 import { SimulatedPushProvider, type SimulatedPushProviderOptions } from './simulated.provider.js';
@@ -15,12 +16,14 @@ export interface PushCredentials {
   };
   fcm?: { serviceAccountFile?: string };
   webPush?: { vapidPublicKey?: string; vapidPrivateKey?: string; vapidSubject?: string };
+  expo?: { enabled?: boolean; accessToken?: string; baseUrl?: string };
 }
 
 export interface PushProviderChoice {
   ios: 'apns' | 'simulated';
   android: 'fcm' | 'simulated';
   web: 'webpush' | 'simulated';
+  expo: 'expo' | 'simulated';
 }
 
 const APNS_SETTINGS = [
@@ -38,6 +41,8 @@ export function choosePushProviders(credentials: PushCredentials): PushProviderC
     ios: APNS_SETTINGS.every(([key]) => Boolean(apns[key])) ? 'apns' : 'simulated',
     android: credentials.fcm?.serviceAccountFile ? 'fcm' : 'simulated',
     web: vapid.vapidPublicKey && vapid.vapidPrivateKey && vapid.vapidSubject ? 'webpush' : 'simulated',
+    // Expo needs no credentials (an access token only with enhanced security): it is switched on.
+    expo: credentials.expo?.enabled || credentials.expo?.accessToken ? 'expo' : 'simulated',
   };
 }
 
@@ -52,7 +57,8 @@ export function describePushProviders(credentials: PushCredentials): string {
           .join(', ')} not set)`;
   const android = choice.android === 'fcm' ? 'Android via FCM' : 'Android simulated (FCM_SERVICE_ACCOUNT_FILE not set)';
   const web = choice.web === 'webpush' ? 'web via Web Push' : 'web simulated (VAPID_* not set)';
-  return `push: ${ios}; ${android}; ${web}; simulated pushes are recorded in simulated_pushes`;
+  const expo = choice.expo === 'expo' ? 'Expo via Expo push' : 'Expo simulated (EXPO_PUSH_ENABLED not set)';
+  return `push: ${ios}; ${android}; ${web}; ${expo}; simulated pushes are recorded in simulated_pushes`;
 }
 
 export interface PushProviders {
@@ -60,6 +66,7 @@ export interface PushProviders {
   readonly ios: PushProvider;
   readonly android: PushProvider;
   readonly web: PushProvider;
+  readonly expo: PushProvider;
   forPlatform(platform: PushPlatform): PushProvider;
   close(): Promise<void>;
 }
@@ -71,6 +78,7 @@ export interface PushProviderDependencies {
   apns?: Partial<ApnsProviderOptions>;
   fcm?: Partial<FcmProviderOptions>;
   webPush?: Partial<WebPushProviderOptions>;
+  expo?: Partial<ExpoProviderOptions>;
   simulated?: SimulatedPushProviderOptions;
 }
 
@@ -108,15 +116,21 @@ export function createPushProviders(credentials: PushCredentials, deps: PushProv
         })
       : simulatedProvider();
 
-  const byPlatform: Record<PushPlatform, PushProvider> = { ios, android, web };
+  const expo: PushProvider =
+    choice.expo === 'expo'
+      ? new ExpoPushProvider({ accessToken: credentials.expo?.accessToken, baseUrl: credentials.expo?.baseUrl, ...deps.expo })
+      : simulatedProvider();
+
+  const byPlatform: Record<PushPlatform, PushProvider> = { ios, android, web, expo };
   return {
     choice,
     ios,
     android,
     web,
+    expo,
     forPlatform: (platform) => byPlatform[platform],
     async close() {
-      await Promise.all([...new Set([ios, android, web])].map((provider) => provider.close()));
+      await Promise.all([...new Set(Object.values(byPlatform))].map((provider) => provider.close()));
     },
   };
 }

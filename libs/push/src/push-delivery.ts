@@ -1,4 +1,5 @@
 import { collapseIdFor } from './collapse-id.js';
+import { deactivateRejectedDevices } from './device-deactivation.js';
 import type { PushMetrics } from './metrics.js';
 import type { PushMessage, PushOutcome, PushPlatform, PushProvider, SendOptions, SqlExecutor } from './push-provider.js';
 import type { PushProviders } from './provider-registry.js';
@@ -261,20 +262,14 @@ export class PushDelivery {
       ],
     );
     const rejected = sends.filter((s) => s.outcome!.kind === 'invalid_token');
-    if (rejected.length > 0) {
-      // No further sends to a token the provider rejected; re-registering it (PUT device) reactivates it.
-      await this.db.query(
-        `UPDATE devices d SET active = false, deactivated_reason = r.reason, deactivated_at = r.since, updated_at = $4
-           FROM unnest($1::uuid[], $2::text[], $3::timestamptz[]) AS r(id, reason, since)
-          WHERE d.id = r.id AND d.active`,
-        [
-          rejected.map((s) => s.device.id),
-          rejected.map((s) => `invalid_token: ${(s.outcome as { reason: string }).reason}`),
-          rejected.map((s) => (s.outcome as { invalidSince?: Date }).invalidSince ?? now),
-          now,
-        ],
-      );
-    }
+    await deactivateRejectedDevices(
+      this.db,
+      rejected.map((s) => {
+        const outcome = s.outcome as { reason: string; invalidSince?: Date };
+        return { deviceId: s.device.id, reason: outcome.reason, since: outcome.invalidSince };
+      }),
+      now,
+    );
   }
 }
 

@@ -3,9 +3,9 @@
 // provider answered: the caller decides what a classification means for the
 // job (retry, deactivate the device, dead-letter) and the adapters stay dumb.
 
-export const PUSH_PLATFORMS = ['ios', 'android', 'web'] as const;
+export const PUSH_PLATFORMS = ['ios', 'android', 'web', 'expo'] as const;
 export type PushPlatform = (typeof PUSH_PLATFORMS)[number];
-export const PUSH_PROVIDER_NAMES = ['apns', 'fcm', 'webpush', 'simulated'] as const;
+export const PUSH_PROVIDER_NAMES = ['apns', 'fcm', 'webpush', 'expo', 'simulated'] as const;
 export type PushProviderName = (typeof PUSH_PROVIDER_NAMES)[number];
 
 export interface PushMessage {
