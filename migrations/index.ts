@@ -10,6 +10,7 @@ import { DeliveryHealthIndex1764663800000 } from './1764663800000-DeliveryHealth
 import { JobClaimIndex1764663900000 } from './1764663900000-JobClaimIndex.js';
 import { Events1764664100000 } from './1764664100000-Events.js';
 import { JobTraceContext1764664200000 } from './1764664200000-JobTraceContext.js';
+import { WebAndExpoPlatforms1764664300000 } from './1764664300000-WebAndExpoPlatforms.js';
 
 export const migrations = [
   UsersDevicesReminders1764662400000,
@@ -22,4 +23,5 @@ export const migrations = [
   JobClaimIndex1764663900000,
   Events1764664100000,
   JobTraceContext1764664200000,
+  WebAndExpoPlatforms1764664300000,
 ];

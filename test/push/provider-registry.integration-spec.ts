@@ -37,9 +37,9 @@ describe('createPushProviders', () => {
       fcm: { credential: fakeFcmCredential(fcm), projectId: fcm.projectId, connect: connectToFakeFcm(fcm) },
     });
     try {
-      expect(providers.choice).toEqual({ ios: 'apns', android: 'fcm' });
+      expect(providers.choice).toEqual({ ios: 'apns', android: 'fcm', web: 'simulated', expo: 'simulated' });
       expect(describePushProviders(credentials)).toBe(
-        'push: iOS via APNs (sandbox); Android via FCM; simulated pushes are recorded in simulated_pushes',
+        'push: iOS via APNs (sandbox); Android via FCM; web simulated (VAPID_* not set); Expo simulated (EXPO_PUSH_ENABLED not set); simulated pushes are recorded in simulated_pushes',
       );
       const iosToken = 'cd'.repeat(32);
       expect(

@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FixedClock } from '@nudge/config';
 import { collapseIdFor } from '@nudge/push';
 import { createTestDatabase, type TestDatabase } from '../support/database.js';
-import { eventually, startTestApi, type TestApi } from '../support/api-app.js';
+import { eventually, settledJob, startTestApi, type TestApi } from '../support/api-app.js';
 import { generateApnsSigningKey, startFakeApns, type FakeApns } from './fakes/fake-apns.js';
 import { connectToFakeFcm, fakeFcmCredential, startFakeFcm, type FakeFcm } from './fakes/fake-fcm.js';
 
@@ -68,11 +68,7 @@ describe('delivery through APNs and FCM (local fakes)', () => {
   const ledger = async (jobId: string) =>
     (await db.pool.query(`SELECT platform, provider, status FROM push_deliveries WHERE job_id = $1 ORDER BY platform`, [jobId])).rows;
 
-  const settled = (jobId: string) =>
-    eventually(async () => {
-      const { rows } = await db.pool.query(`SELECT status, attempts, run_at, last_error FROM jobs WHERE id = $1`, [jobId]);
-      return rows[0] && rows[0].status !== 'running' && (rows[0].status !== 'queued' || rows[0].attempts > 0) ? rows[0] : undefined;
-    }, `job ${jobId}`);
+  const settled = (jobId: string) => settledJob(db.pool, jobId);
 
   it('says at boot that it uses APNs and FCM', () => {
     expect(api.logs.text).toContain('push: iOS via APNs (sandbox); Android via FCM');

@@ -117,9 +117,12 @@ describe('SimulatedPushProvider', () => {
 
   it('is what both platforms get without credentials', async () => {
     const providers = createPushProviders({}, { db: db.pool });
-    expect(providers.choice).toEqual({ ios: 'simulated', android: 'simulated' });
+    expect(providers.choice).toEqual({ ios: 'simulated', android: 'simulated', web: 'simulated', expo: 'simulated' });
     await providers.forPlatform('android').send(message('registry-token', { platform: 'android' }));
     expect(await rowsFor('registry-token')).toMatchObject([{ platform: 'android', outcome: 'sent' }]);
+    // A browser without VAPID keys: the sim-… prefixes work for web devices too.
+    await providers.forPlatform('web').send(message('sim-invalid-web', { platform: 'web' }));
+    expect(await rowsFor('sim-invalid-web')).toMatchObject([{ platform: 'web', outcome: 'invalid_token' }]);
     await providers.close();
   });
 });

@@ -1,6 +1,7 @@
 import { Writable } from 'node:stream';
 import type { DynamicModule } from '@nestjs/common';
 import { Registry } from 'prom-client';
+import type pg from 'pg';
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import { type Clock, type Config, createLogger, FixedClock, loadConfig } from '@nudge/config';
 import { createApiApp } from '../../apps/api/src/app.factory.js';
@@ -118,4 +119,18 @@ export async function eventually<T>(check: () => Promise<T | undefined | null | 
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
     await new Promise((r) => setTimeout(r, 25));
   }
+}
+
+/**
+ * A job once its attempt has run: succeeded, dead, or queued again after at
+ * least one attempt (a retry) — not while it waits for its first run or runs.
+ */
+export function settledJob(
+  pool: pg.Pool,
+  jobId: string,
+): Promise<{ status: string; attempts: number; run_at: Date; last_error: string | null }> {
+  return eventually(async () => {
+    const { rows } = await pool.query(`SELECT status, attempts, run_at, last_error FROM jobs WHERE id = $1`, [jobId]);
+    return rows[0] && rows[0].status !== 'running' && (rows[0].status !== 'queued' || rows[0].attempts > 0) ? rows[0] : undefined;
+  }, `job ${jobId}`);
 }

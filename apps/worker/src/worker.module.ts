@@ -13,6 +13,9 @@ import {
 } from '@nudge/events';
 import {
   DEFAULT_INACTIVE_DAYS,
+  EXPO_RECEIPTS,
+  EXPO_RECEIPTS_EVERY_SECONDS,
+  ExpoReceiptsService,
   PushJobsModule,
   PushModule,
   type PushProviderOverrides,
@@ -48,6 +51,7 @@ class JobHandlers implements OnModuleInit {
     private readonly tokenCleanup: TokenCleanupService,
     private readonly webhookDelivery: WebhookDeliveryHandler,
     private readonly webhooks: WebhooksService,
+    private readonly expoReceipts: ExpoReceiptsService,
   ) {}
 
   onModuleInit(): void {
@@ -56,6 +60,7 @@ class JobHandlers implements OnModuleInit {
     this.worker.register(REMINDER_SWEEP, this.sweep.handle);
     this.worker.register(SEND_NOTIFICATION, this.sendNotification.handle).register(TOKEN_CLEANUP, this.tokenCleanup.handle);
     this.worker.register(WEBHOOK_DELIVERY, this.webhookDelivery.handle).register(EVENTS_PRUNE, this.webhooks.prune);
+    this.worker.register(EXPO_RECEIPTS, this.expoReceipts.handle);
   }
 }
 
@@ -89,6 +94,7 @@ export class WorkerModule {
             { kind: REMINDER_SWEEP, everySeconds: 600 },
             { kind: TOKEN_CLEANUP, everySeconds: 86_400, payload: { inactiveDays: DEFAULT_INACTIVE_DAYS } },
             { kind: EVENTS_PRUNE, everySeconds: 3_600 },
+            { kind: EXPO_RECEIPTS, everySeconds: EXPO_RECEIPTS_EVERY_SECONDS },
           ],
           clock: options.clock,
           logger: options.logger,

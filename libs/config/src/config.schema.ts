@@ -43,6 +43,10 @@ export interface Config {
     production: boolean;
   };
   fcm: { serviceAccountFile: string | undefined };
+  /** Web Push (VAPID); all three set, or none (simulated web pushes). */
+  webPush: { vapidPublicKey: string | undefined; vapidPrivateKey: string | undefined; vapidSubject: string | undefined };
+  /** Expo's push service: on when enabled or given an access token; else simulated. */
+  expo: { enabled: boolean; accessToken: string | undefined; baseUrl: string };
   /** Testing only: every simulated push hangs for good (a wedged worker). */
   simulatedPushHang: boolean;
   /** OpenTelemetry (docs/tracing.md): spans are exported over OTLP/HTTP only when otlpEndpoint is set. */
@@ -163,6 +167,26 @@ export const VARIABLES: readonly VariableSpec[] = [
     name: 'OTEL_SERVICE_NAME',
     description: "the `service.name` of this process's spans; unset: `nudge-api`, `nudge-worker`, or `nudge` for ROLE=all",
   },
+  {
+    name: 'VAPID_PUBLIC_KEY',
+    description: 'Web Push VAPID public key (base64url; `npx web-push generate-vapid-keys`); unset: simulated web pushes',
+  },
+  { name: 'VAPID_PRIVATE_KEY', description: 'Web Push VAPID private key (base64url)', sensitive: true },
+  {
+    name: 'VAPID_SUBJECT',
+    description: 'a `mailto:` or `https:` contact the push services can reach about your pushes',
+  },
+  {
+    name: 'EXPO_PUSH_ENABLED',
+    description: "`1` sends `expo` devices' pushes through Expo's push service (implied by EXPO_ACCESS_TOKEN); `0`: simulated",
+    default: '0',
+  },
+  {
+    name: 'EXPO_ACCESS_TOKEN',
+    description: 'an Expo access token, for projects with enhanced push security on',
+    sensitive: true,
+  },
+  { name: 'EXPO_BASE_URL', description: "where Expo's push API is (a relay, or a local fake in tests)", default: 'https://exp.host' },
   {
     name: 'SIMULATED_PUSH_HANG',
     description: 'testing only: `1` makes every simulated push of this process hang for good, deaf to its timeout (a wedged worker)',

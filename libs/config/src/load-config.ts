@@ -75,6 +75,23 @@ export function loadConfig(env: Env = process.env): Config {
     }
   }
 
+  const webPush = {
+    vapidPublicKey: raw('VAPID_PUBLIC_KEY'),
+    vapidPrivateKey: raw('VAPID_PRIVATE_KEY'),
+    vapidSubject: raw('VAPID_SUBJECT'),
+  };
+  const vapid = [
+    ['VAPID_PUBLIC_KEY', webPush.vapidPublicKey],
+    ['VAPID_PRIVATE_KEY', webPush.vapidPrivateKey],
+    ['VAPID_SUBJECT', webPush.vapidSubject],
+  ] as const;
+  if (vapid.some(([, value]) => value !== undefined)) {
+    for (const [name, value] of vapid) if (value === undefined) problems.push(`${name} is required when any VAPID_* variable is set`);
+  }
+  if (webPush.vapidSubject !== undefined && !/^(mailto:|https:\/\/)/.test(webPush.vapidSubject)) {
+    problems.push('VAPID_SUBJECT must be a mailto: or https:// URL');
+  }
+
   const config: Config = {
     nodeEnv,
     databaseUrl,
@@ -103,6 +120,12 @@ export function loadConfig(env: Env = process.env): Config {
     rateLimitPerIpPerMinute: integer('RATE_LIMIT_PER_IP_PER_MINUTE', 0, 1_000_000),
     apns,
     fcm: { serviceAccountFile: raw('FCM_SERVICE_ACCOUNT_FILE') },
+    webPush,
+    expo: {
+      enabled: flag('EXPO_PUSH_ENABLED') || raw('EXPO_ACCESS_TOKEN') !== undefined,
+      accessToken: raw('EXPO_ACCESS_TOKEN'),
+      baseUrl: serviceUrl(raw('EXPO_BASE_URL')!, 'EXPO_BASE_URL', problems),
+    },
     simulatedPushHang: flag('SIMULATED_PUSH_HANG'),
     tracing: { otlpEndpoint: otlpEndpoint(raw, problems), serviceName: raw('OTEL_SERVICE_NAME') },
   };
@@ -166,4 +189,18 @@ function identityProvider(
     scopeClaim: raw('AUTH_SCOPE_CLAIM'),
     jwksCooldownSeconds,
   };
+}
+
+/** A service's base URL: https, or http on loopback only (a test's fake, a sidecar). */
+function serviceUrl(value: string, name: string, problems: string[]): string {
+  let parsed: URL | undefined;
+  try {
+    parsed = new URL(value);
+  } catch {
+    // reported below
+  }
+  if (!parsed || !(parsed.protocol === 'https:' || (parsed.protocol === 'http:' && LOOPBACK_HOSTS.has(parsed.hostname)))) {
+    problems.push(`${name} must be an https:// URL (http:// only on loopback), got ${JSON.stringify(value)}`);
+  }
+  return value;
 }

@@ -1,6 +1,9 @@
 export * from './apns.provider.js';
 export * from './collapse-id.js';
 export * from './delivery-history.js';
+export * from './device-token.js';
+export * from './expo-receipts.service.js';
+export * from './expo.provider.js';
 export * from './fcm.provider.js';
 export * from './mask-token.js';
 export * from './metrics.js';
@@ -16,3 +19,5 @@ export * from './retry-after.js';
 export * from './send-notification.handler.js';
 export * from './simulated.provider.js';
 export * from './token-cleanup.service.js';
+export * from './web-push.provider.js';
+export * from './web-subscription.js';

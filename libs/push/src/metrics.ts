@@ -1,10 +1,9 @@
 import { Counter, type Registry } from 'prom-client';
-import type { PushOutcomeKind, PushProviderName } from './push-provider.js';
+import { PUSH_PROVIDER_NAMES, type PushOutcomeKind, type PushProviderName } from './push-provider.js';
 
 /** What a send came to, as the counter labels it: the ledger's three final states. */
 export type PushSendOutcome = 'sent' | 'failed' | 'invalid_token';
 
-const PROVIDERS: readonly PushProviderName[] = ['apns', 'fcm', 'simulated'];
 const OUTCOMES: readonly PushSendOutcome[] = ['sent', 'failed', 'invalid_token'];
 
 export function sendOutcomeOf(kind: PushOutcomeKind): PushSendOutcome {
@@ -31,7 +30,7 @@ export class PushMetrics {
         labelNames: ['provider', 'outcome'],
         registers: [registry],
       });
-    for (const provider of PROVIDERS) for (const outcome of OUTCOMES) this.sends.inc({ provider, outcome }, 0);
+    for (const provider of PUSH_PROVIDER_NAMES) for (const outcome of OUTCOMES) this.sends.inc({ provider, outcome }, 0);
   }
 
   record(provider: PushProviderName, kind: PushOutcomeKind): void {

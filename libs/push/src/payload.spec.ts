@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { assertPayloadFits } from './payload-limit.js';
-import { buildApnsPayload, buildFcmMessage, checkPayloadSize, MAX_PAYLOAD_BYTES } from './payload.js';
+import { collapseIdFor } from './collapse-id.js';
+import { buildApnsPayload, buildFcmMessage, buildWebPushPayload, checkPayloadSize, MAX_PAYLOAD_BYTES, PAYLOAD_LIMITS } from './payload.js';
 
 describe('buildApnsPayload', () => {
   it('puts the alert in aps and the app data beside it', () => {
@@ -100,16 +101,37 @@ describe('checkPayloadSize', () => {
     expect(checkPayloadSize({ title: 't', data }, ['android'])).toMatchObject({ ok: false, platform: 'android' });
   });
 
-  it('counts the action category on both platforms, so a push at the limit without it is over with it', () => {
+  it('counts the action category on every platform, so a push at the limit without it is over with it', () => {
     const category = 'NUDGE_REMINDER';
-    for (const platform of ['ios', 'android'] as const) {
+    for (const platform of ['ios', 'android', 'web', 'expo'] as const) {
       const base = checkPayloadSize({ title: 'x', body: 'a' }, [platform]).bytes[platform];
-      const body = 'a'.repeat(MAX_PAYLOAD_BYTES - base + 1);
+      const body = 'a'.repeat(PAYLOAD_LIMITS[platform] - base + 1);
       expect(checkPayloadSize({ title: 'x', body }, [platform]).ok).toBe(true);
       expect(checkPayloadSize({ title: 'x', body, actionCategory: category }, [platform])).toMatchObject({ ok: false, platform });
     }
-    expect(() => assertPayloadFits({ title: 'x', body: 'a'.repeat(4000), actionCategory: category })).toThrow(/too large/);
-    expect(() => assertPayloadFits({ title: 'x', body: 'a'.repeat(4000) })).not.toThrow();
+    // The API's check is the strictest platform's: the longest body that fits everywhere, and one byte more.
+    const room = Math.min(
+      ...(['ios', 'android', 'web', 'expo'] as const).map(
+        (p) => PAYLOAD_LIMITS[p] - checkPayloadSize({ title: 'x', body: '' }, [p]).bytes[p],
+      ),
+    );
+    const longest = 'a'.repeat(room);
+    expect(() => assertPayloadFits({ title: 'x', body: longest })).not.toThrow();
+    expect(() => assertPayloadFits({ title: 'x', body: longest, actionCategory: category })).toThrow(/too large/);
+    expect(() => assertPayloadFits({ title: 'x', body: `${longest}a` })).toThrow(/too large/);
+  });
+
+  it('measures the web payload as the service worker gets it, with room for the collapse tag', () => {
+    const content = { title: 'Stretch', body: 'Now', data: { reminderId: 'r1' }, actionCategory: 'NUDGE_REMINDER' };
+    const sent = buildWebPushPayload(content, collapseIdFor('reminder:4f1c2d3e-0000-4000-8000-000000000001'));
+    expect(checkPayloadSize(content).bytes.web).toBeGreaterThanOrEqual(Buffer.byteLength(JSON.stringify(sent)));
+    expect(sent).toEqual({
+      title: 'Stretch',
+      body: 'Now',
+      tag: expect.any(String),
+      data: { reminderId: 'r1' },
+      category: 'NUDGE_REMINDER',
+    });
   });
 
   it('measures the FCM size from the message as sent, category included', () => {

@@ -1,7 +1,9 @@
 import { ApnsPushProvider, type ApnsProviderOptions } from './apns.provider.js';
+import { ExpoPushProvider, type ExpoProviderOptions } from './expo.provider.js';
 import { FcmPushProvider, type FcmProviderOptions } from './fcm.provider.js';
 import type { PushPlatform, PushProvider, SqlExecutor } from './push-provider.js';
 import { SimulatedPushProvider, type SimulatedPushProviderOptions } from './simulated.provider.js';
+import { WebPushProvider, type WebPushProviderOptions } from './web-push.provider.js';
 
 /** Shaped like the config lib's `apns` and `fcm` sections, without depending on it. */
 export interface PushCredentials {
@@ -13,11 +15,15 @@ export interface PushCredentials {
     production?: boolean;
   };
   fcm?: { serviceAccountFile?: string };
+  webPush?: { vapidPublicKey?: string; vapidPrivateKey?: string; vapidSubject?: string };
+  expo?: { enabled?: boolean; accessToken?: string; baseUrl?: string };
 }
 
 export interface PushProviderChoice {
   ios: 'apns' | 'simulated';
   android: 'fcm' | 'simulated';
+  web: 'webpush' | 'simulated';
+  expo: 'expo' | 'simulated';
 }
 
 const APNS_SETTINGS = [
@@ -27,12 +33,16 @@ const APNS_SETTINGS = [
   ['topic', 'APNS_TOPIC'],
 ] as const;
 
-/** APNs once every APNS_* setting is present, FCM once a service account is; else simulated. */
+/** APNs once every APNS_* setting is present, FCM once a service account is, Web Push once the VAPID keys are; else simulated. */
 export function choosePushProviders(credentials: PushCredentials): PushProviderChoice {
   const apns = credentials.apns ?? {};
+  const vapid = credentials.webPush ?? {};
   return {
     ios: APNS_SETTINGS.every(([key]) => Boolean(apns[key])) ? 'apns' : 'simulated',
     android: credentials.fcm?.serviceAccountFile ? 'fcm' : 'simulated',
+    web: vapid.vapidPublicKey && vapid.vapidPrivateKey && vapid.vapidSubject ? 'webpush' : 'simulated',
+    // Expo needs no credentials (an access token only with enhanced security): it is switched on.
+    expo: credentials.expo?.enabled || credentials.expo?.accessToken ? 'expo' : 'simulated',
   };
 }
 
@@ -46,13 +56,17 @@ export function describePushProviders(credentials: PushCredentials): string {
           .map(([, name]) => name)
           .join(', ')} not set)`;
   const android = choice.android === 'fcm' ? 'Android via FCM' : 'Android simulated (FCM_SERVICE_ACCOUNT_FILE not set)';
-  return `push: ${ios}; ${android}; simulated pushes are recorded in simulated_pushes`;
+  const web = choice.web === 'webpush' ? 'web via Web Push' : 'web simulated (VAPID_* not set)';
+  const expo = choice.expo === 'expo' ? 'Expo via Expo push' : 'Expo simulated (EXPO_PUSH_ENABLED not set)';
+  return `push: ${ios}; ${android}; ${web}; ${expo}; simulated pushes are recorded in simulated_pushes`;
 }
 
 export interface PushProviders {
   readonly choice: PushProviderChoice;
   readonly ios: PushProvider;
   readonly android: PushProvider;
+  readonly web: PushProvider;
+  readonly expo: PushProvider;
   forPlatform(platform: PushPlatform): PushProvider;
   close(): Promise<void>;
 }
@@ -63,6 +77,8 @@ export interface PushProviderDependencies {
   /** Merged over what the credentials give: endpoints, timeouts, clock (tests point these at the fakes). */
   apns?: Partial<ApnsProviderOptions>;
   fcm?: Partial<FcmProviderOptions>;
+  webPush?: Partial<WebPushProviderOptions>;
+  expo?: Partial<ExpoProviderOptions>;
   simulated?: SimulatedPushProviderOptions;
 }
 
@@ -89,13 +105,32 @@ export function createPushProviders(credentials: PushCredentials, deps: PushProv
       ? new FcmPushProvider({ serviceAccountFile: credentials.fcm?.serviceAccountFile, ...deps.fcm })
       : simulatedProvider();
 
+  const vapid = credentials.webPush ?? {};
+  const web: PushProvider =
+    choice.web === 'webpush'
+      ? new WebPushProvider({
+          vapidPublicKey: vapid.vapidPublicKey!,
+          vapidPrivateKey: vapid.vapidPrivateKey!,
+          vapidSubject: vapid.vapidSubject!,
+          ...deps.webPush,
+        })
+      : simulatedProvider();
+
+  const expo: PushProvider =
+    choice.expo === 'expo'
+      ? new ExpoPushProvider({ accessToken: credentials.expo?.accessToken, baseUrl: credentials.expo?.baseUrl, ...deps.expo })
+      : simulatedProvider();
+
+  const byPlatform: Record<PushPlatform, PushProvider> = { ios, android, web, expo };
   return {
     choice,
     ios,
     android,
-    forPlatform: (platform) => (platform === 'ios' ? ios : android),
+    web,
+    expo,
+    forPlatform: (platform) => byPlatform[platform],
     async close() {
-      await Promise.all([...new Set([ios, android])].map((provider) => provider.close()));
+      await Promise.all([...new Set(Object.values(byPlatform))].map((provider) => provider.close()));
     },
   };
 }

@@ -3,6 +3,7 @@ import { inTransaction } from '@nudge/database';
 import { type NewEvent, recordEvents } from '@nudge/events';
 import { tracingEnabled } from '@nudge/queue';
 import { collapseIdFor } from './collapse-id.js';
+import { deactivateRejectedDevices } from './device-deactivation.js';
 import type { PushMetrics } from './metrics.js';
 import type { PushMessage, PushOutcome, PushPlatform, PushProvider, SendOptions, SqlExecutor } from './push-provider.js';
 import type { PushProviders } from './provider-registry.js';
@@ -304,35 +305,15 @@ export class PushDelivery {
       );
       const events: NewEvent[] = sends.map((send, i) => deliveryEvent(send, rows[i]![0]!, rows[i]![1] ?? rows[i]![2]));
       const rejected = sends.filter((s) => s.outcome!.kind === 'invalid_token');
-      if (rejected.length > 0) {
-        const reasons = new Map(rejected.map((s) => [s.device.id, `invalid_token: ${(s.outcome as { reason: string }).reason}`]));
-        // No further sends to a token the provider rejected; re-registering it (PUT device) reactivates it.
-        const deactivated = rowsOf<{ id: string }>(
-          await tx.query(
-            `UPDATE devices d SET active = false, deactivated_reason = r.reason, deactivated_at = r.since, updated_at = $4
-               FROM unnest($1::uuid[], $2::text[], $3::timestamptz[]) AS r(id, reason, since)
-              WHERE d.id = r.id AND d.active
-            RETURNING d.id`,
-            [
-              rejected.map((s) => s.device.id),
-              rejected.map((s) => reasons.get(s.device.id)),
-              rejected.map((s) => (s.outcome as { invalidSince?: Date }).invalidSince ?? now),
-              now,
-            ],
-          ),
-        );
-        // Only the devices this update turned off: another job may have done it first.
-        const off = new Set(deactivated.map((d) => d.id));
-        for (const send of rejected) {
-          if (!off.delete(send.device.id)) continue;
-          events.push({
-            type: 'device.deactivated',
-            userId: send.request.userId,
-            data: { ...deviceData(send), reason: reasons.get(send.device.id) },
-          });
-        }
-      }
-      await recordEvents(tx, events, now);
+      const deactivated = await deactivateRejectedDevices(
+        tx,
+        rejected.map((s) => {
+          const outcome = s.outcome as { reason: string; invalidSince?: Date };
+          return { deviceId: s.device.id, reason: outcome.reason, since: outcome.invalidSince };
+        }),
+        now,
+      );
+      await recordEvents(tx, [...events, ...deactivated.events], now);
     });
   }
 }

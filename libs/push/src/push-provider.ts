@@ -3,11 +3,13 @@
 // provider answered: the caller decides what a classification means for the
 // job (retry, deactivate the device, dead-letter) and the adapters stay dumb.
 
-export type PushPlatform = 'ios' | 'android';
-export type PushProviderName = 'apns' | 'fcm' | 'simulated';
+export const PUSH_PLATFORMS = ['ios', 'android', 'web', 'expo'] as const;
+export type PushPlatform = (typeof PUSH_PLATFORMS)[number];
+export const PUSH_PROVIDER_NAMES = ['apns', 'fcm', 'webpush', 'expo', 'simulated'] as const;
+export type PushProviderName = (typeof PUSH_PROVIDER_NAMES)[number];
 
 export interface PushMessage {
-  /** The device's push token as the provider issued it. */
+  /** The device's push token as the provider issued it (`web`: the subscription JSON). */
   token: string;
   platform: PushPlatform;
   title: string;

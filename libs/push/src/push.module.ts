@@ -5,6 +5,7 @@ import { Registry } from 'prom-client';
 import { Clock, CONFIG, type Config, LOGGER } from '@nudge/config';
 import { PG_POOL } from '@nudge/database';
 import { createPushProviders, describePushProviders, type PushProviderDependencies, type PushProviders } from './provider-registry.js';
+import { ExpoReceiptsService } from './expo-receipts.service.js';
 import { PushMetrics } from './metrics.js';
 import { PushDelivery } from './push-delivery.js';
 
@@ -45,6 +46,8 @@ class PushProvidersLifecycle implements OnApplicationShutdown {
           simulated: { now, hangAll: config.simulatedPushHang, ...overrides?.simulated },
           apns: { now, ...overrides?.apns },
           fcm: { now, ...overrides?.fcm },
+          webPush: { now, ...overrides?.webPush },
+          expo: { now, ...overrides?.expo },
         });
       },
     },
@@ -54,9 +57,15 @@ class PushProvidersLifecycle implements OnApplicationShutdown {
       useFactory: (pool: pg.Pool, providers: PushProviders, clock: Clock, registry: Registry) =>
         new PushDelivery(pool, providers, clock, new PushMetrics(registry)),
     },
+    {
+      provide: ExpoReceiptsService,
+      inject: [PG_POOL, PUSH_PROVIDERS, Clock, LOGGER],
+      useFactory: (pool: pg.Pool, providers: PushProviders, clock: Clock, logger: Logger) =>
+        new ExpoReceiptsService(pool, providers, clock, logger),
+    },
     PushProvidersLifecycle,
   ],
-  exports: [PUSH_PROVIDERS, PushDelivery],
+  exports: [PUSH_PROVIDERS, PushDelivery, ExpoReceiptsService],
 })
 export class PushModule {
   /** The module with overrides for the provider clients (see PushProviderOverrides). */

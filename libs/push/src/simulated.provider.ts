@@ -16,6 +16,9 @@ export interface SimulatedPushProviderOptions {
   hangAll?: boolean;
 }
 
+/** Every simulated token starts so; a token of this prefix is accepted on every platform. */
+export const SIMULATED_TOKEN_PREFIX = 'sim-';
+
 /** SPEC §6: the token's prefix picks the answer, so anyone can provoke each path. */
 export const SIMULATED_TOKEN_PREFIXES = {
   invalid: 'sim-invalid-',

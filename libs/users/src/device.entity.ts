@@ -1,6 +1,6 @@
 import { Column, CreateDateColumn, Entity, PrimaryGeneratedColumn, UpdateDateColumn } from 'typeorm';
 
-export type Platform = 'ios' | 'android';
+export type Platform = 'ios' | 'android' | 'web' | 'expo';
 
 @Entity('devices')
 export class DeviceEntity {

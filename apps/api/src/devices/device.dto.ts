@@ -1,15 +1,19 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { IsIn, IsOptional, IsString, Length, Matches } from 'class-validator';
 import type { DeviceEntity, Platform } from '@nudge/users';
-import { maskPushToken } from '@nudge/push';
+import { maskPushToken, PUSH_PLATFORMS } from '@nudge/push';
 import { IsIanaTimeZone, IsLocale } from '../http/validators.js';
 
 export class PutDeviceDto {
-  @ApiProperty({ enum: ['ios', 'android'] })
-  @IsIn(['ios', 'android'])
+  @ApiProperty({ enum: PUSH_PLATFORMS })
+  @IsIn(PUSH_PLATFORMS)
   platform: Platform;
 
-  @ApiProperty({ description: 'APNs device token or FCM registration token; never shown back in full' })
+  @ApiProperty({
+    description:
+      "APNs device token, FCM registration token, or for `web` the browser's subscription as JSON " +
+      '(`JSON.stringify(pushSubscription)`: {endpoint, keys: {p256dh, auth}}); never shown back in full',
+  })
   @IsString()
   @Length(1, 4096)
   @Matches(/^[\x21-\x7e]+$/, { message: 'pushToken must be printable ASCII without spaces' })
@@ -34,7 +38,7 @@ export class PutDeviceDto {
 
 export class DeviceDto {
   @ApiProperty() installationId: string;
-  @ApiProperty({ enum: ['ios', 'android'] }) platform: Platform;
+  @ApiProperty({ enum: PUSH_PLATFORMS }) platform: Platform;
   @ApiProperty({ example: '…a1b2', description: 'masked: only the last four characters' }) pushToken: string;
   @ApiProperty() active: boolean;
   @ApiProperty({ nullable: true, type: String }) deactivatedReason: string | null;

@@ -1,6 +1,7 @@
 import { Body, Controller, Delete, Get, HttpCode, Param, Put, Res } from '@nestjs/common';
 import { ApiBearerAuth, ApiCreatedResponse, ApiNoContentResponse, ApiOkResponse, ApiTags } from '@nestjs/swagger';
 import type { Response } from 'express';
+import { devicePushToken } from '@nudge/push';
 import { DevicesService } from '@nudge/users';
 import { Auth } from '../auth/auth.decorators.js';
 import type { TokenClaims } from '../auth/jwt.js';
@@ -24,7 +25,8 @@ export class DevicesController {
     @Body() body: PutDeviceDto,
     @Res({ passthrough: true }) res: Response,
   ): Promise<DeviceDto> {
-    const { device, created } = await this.devices.put(auth.userId, installationId, body);
+    const pushToken = devicePushToken(body.platform, body.pushToken);
+    const { device, created } = await this.devices.put(auth.userId, installationId, { ...body, pushToken });
     res.status(created ? 201 : 200);
     return DeviceDto.from(device);
   }

@@ -1,6 +1,7 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Type } from 'class-transformer';
 import { IsInt, IsOptional, IsString, Length, Max, MaxLength, Min } from 'class-validator';
+import { PUSH_PLATFORMS, PUSH_PROVIDER_NAMES } from '@nudge/push';
 import { DeviceDto } from '../devices/device.dto.js';
 import { ProfileDto } from '../me/profile.dto.js';
 import { ReminderDto } from '../reminders/reminder.dto.js';
@@ -52,8 +53,8 @@ export class TimelineDeliveryDto {
   installationId: string | null;
   @ApiProperty({ nullable: true, type: String, example: '…a1b2', description: 'masked' }) pushToken: string | null;
   @ApiProperty({ description: 'the device was deleted since (token cleanup, DELETE)' }) deviceRemoved: boolean;
-  @ApiProperty({ nullable: true, type: String }) platform: string | null;
-  @ApiProperty({ nullable: true, type: String, enum: ['apns', 'fcm', 'simulated'] }) provider: string | null;
+  @ApiProperty({ nullable: true, type: String, enum: PUSH_PLATFORMS }) platform: string | null;
+  @ApiProperty({ nullable: true, type: String, enum: PUSH_PROVIDER_NAMES }) provider: string | null;
   @ApiProperty({ enum: ['sending', 'sent', 'failed', 'invalid_token', 'skipped'] }) status: string;
   @ApiProperty({ nullable: true, type: String, description: "the provider's answer, or why nothing was sent" }) reason: string | null;
   @ApiProperty() attempts: number;
@@ -100,7 +101,7 @@ export class OpsUserDto {
 }
 
 export class ProviderCountsDto {
-  @ApiProperty({ enum: ['apns', 'fcm', 'simulated'] }) provider: string;
+  @ApiProperty({ enum: PUSH_PROVIDER_NAMES }) provider: string;
   @ApiProperty() sent: number;
   @ApiProperty() failed: number;
   @ApiProperty() invalidToken: number;

@@ -1,0 +1,49 @@
+import type { NewEvent } from '@nudge/events';
+import { queryRows } from '@nudge/queue';
+import type { SqlExecutor } from './push-provider.js';
+
+export interface RejectedToken {
+  deviceId: string;
+  /** The provider's answer, e.g. `410 Unregistered`. */
+  reason: string;
+  /** When the provider says the token stopped working; else now. */
+  since?: Date;
+}
+
+export interface DeactivatedDevice {
+  id: string;
+  userId: string;
+  installationId: string;
+  platform: string;
+  reason: string;
+}
+
+/**
+ * Stops sending to tokens a provider rejected: the devices stay (the user's
+ * list shows why) until token cleanup deletes them; re-registering the token
+ * (PUT device) reactivates it. One statement, on the caller's transaction.
+ * Returns the devices this call turned off — not those already off (another
+ * job may have done it first) — each with its `device.deactivated` event to
+ * record in the same transaction.
+ */
+export async function deactivateRejectedDevices(
+  tx: SqlExecutor,
+  rejected: readonly RejectedToken[],
+  now: Date,
+): Promise<{ devices: DeactivatedDevice[]; events: NewEvent[] }> {
+  if (rejected.length === 0) return { devices: [], events: [] };
+  const devices = await queryRows<DeactivatedDevice>(
+    tx,
+    `UPDATE devices d SET active = false, deactivated_reason = r.reason, deactivated_at = r.since, updated_at = $4
+       FROM unnest($1::uuid[], $2::text[], $3::timestamptz[]) AS r(id, reason, since)
+      WHERE d.id = r.id AND d.active
+    RETURNING d.id::text, d.user_id AS "userId", d.installation_id AS "installationId", d.platform, d.deactivated_reason AS reason`,
+    [rejected.map((r) => r.deviceId), rejected.map((r) => `invalid_token: ${r.reason}`), rejected.map((r) => r.since ?? now), now],
+  );
+  const events: NewEvent[] = devices.map((d) => ({
+    type: 'device.deactivated',
+    userId: d.userId,
+    data: { userId: d.userId, deviceId: d.id, installationId: d.installationId, platform: d.platform, reason: d.reason },
+  }));
+  return { devices, events };
+}
