@@ -92,6 +92,18 @@ describe('delivery to Expo apps through Expo push (local fake)', () => {
       }),
     ]);
 
+    // Announced like a 410 on the send path: the receipt's verdict, then the device going off, in one transaction.
+    const { rows: events } = await db.pool.query(
+      `SELECT type, data->>'provider' AS provider, data->>'installationId' AS installation, tx_id::text AS tx
+         FROM events WHERE user_id = 'expo-user' ORDER BY seq`,
+    );
+    expect(events.map((e) => [e.type, e.provider, e.installation])).toEqual([
+      ['delivery.sent', 'expo', 'phone'],
+      ['delivery.invalid_token', 'expo', 'phone'],
+      ['device.deactivated', null, 'phone'],
+    ]);
+    expect(events[1].tx).toBe(events[2].tx);
+
     // Read once: the next run does not ask again.
     const again = await enqueue(db.pool, { kind: EXPO_RECEIPTS }, { now: api.clock.now() });
     expect((await settled(again.job.id)).status).toBe('succeeded');
