@@ -8,6 +8,7 @@ import { OccurrenceStates1764662800000 } from './1764662800000-OccurrenceStates.
 import { JobQueueControls1764662900000 } from './1764662900000-JobQueueControls.js';
 import { DeliveryHealthIndex1764663800000 } from './1764663800000-DeliveryHealthIndex.js';
 import { JobClaimIndex1764663900000 } from './1764663900000-JobClaimIndex.js';
+import { CategoryPreferences1764664000000 } from './1764664000000-CategoryPreferences.js';
 
 export const migrations = [
   UsersDevicesReminders1764662400000,
@@ -18,4 +19,5 @@ export const migrations = [
   JobQueueControls1764662900000,
   DeliveryHealthIndex1764663800000,
   JobClaimIndex1764663900000,
+  CategoryPreferences1764664000000,
 ];
