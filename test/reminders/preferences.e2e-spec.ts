@@ -315,6 +315,48 @@ describe('category preferences', () => {
     });
   });
 
+  describe('snoozes', () => {
+    it("wait out the category's quiet hours, and are refused (409) while the category is off", async () => {
+      api.clock.set('2027-08-10T00:30:00Z');
+      const bearer = await user('cat-snooze', { timeZone: 'UTC', quietHours: { start: '22:00', end: '07:00' } });
+      await prefer(bearer, 'pill', { enabled: true, quietHours: { start: '12:00', end: '13:00' } });
+      const reminder = await create(bearer, { title: 'Pill', localTime: '11:50', recurrence: 'FREQ=DAILY', category: 'pill' });
+      expect((await runNext(reminder.id)).status).toBe('succeeded');
+      const snooze = (minutes: number) =>
+        api.request('POST', `/v1/reminders/${reminder.id}/occurrences/2027-08-10/snooze`, { token: bearer, body: { minutes } });
+      // 12:10 is inside the category's window (not the user's): delivered again at its end.
+      const snoozed = await snooze(20);
+      expect(snoozed.status, JSON.stringify(snoozed.body)).toBe(200);
+      expect(snoozed.body.snoozedUntil).toBe('2027-08-10T13:00:00.000Z');
+      await prefer(bearer, 'pill', { enabled: false });
+      const refused = await snooze(20);
+      expect(refused.status).toBe(409);
+      expect(refused.body.detail).toMatch(/category "pill" is turned off/);
+    });
+  });
+
+  describe('OpenAPI', () => {
+    it('lists the preference endpoints and every field', async () => {
+      const doc = (await api.request('GET', '/docs-json')).body;
+      expect(Object.keys(doc.paths['/v1/me/preferences/{category}']).sort()).toEqual(['delete', 'put']);
+      expect(Object.keys(doc.paths['/v1/me/preferences'])).toEqual(['get']);
+      const schemas = doc.components.schemas;
+      expect(Object.keys(schemas.PutPreferenceDto.properties).sort()).toEqual(['allowTimeSensitive', 'enabled', 'quietHours']);
+      expect(schemas.PutPreferenceDto.required).toEqual(['enabled']);
+      expect(Object.keys(schemas.PreferenceDto.properties).sort()).toEqual([
+        'allowTimeSensitive',
+        'category',
+        'enabled',
+        'quietHours',
+        'updatedAt',
+      ]);
+      expect(schemas.CreateReminderDto.properties.category).toBeDefined();
+      expect(schemas.ReminderDto.properties.category).toBeDefined();
+      expect(schemas.CreateNotificationDto.properties.category).toBeDefined();
+      expect(schemas.OccurrenceDto.properties.reason.enum).toContain('category_disabled');
+    });
+  });
+
   describe('notifications', () => {
     it("skips a notification of a disabled category, holds one in its category's quiet hours, lets the others through", async () => {
       api.clock.set('2027-09-01T12:30:00Z');

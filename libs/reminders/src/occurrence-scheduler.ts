@@ -48,7 +48,8 @@ export class OccurrenceScheduler {
     const plans = links.map((link, i) =>
       link.reminder.enabled
         ? planChain({
-            ...governed[i]!,
+            reminder: governed[i]!.reminder,
+            user: governed[i]!.user,
             now,
             jitterSeconds: this.config.reminderJitterSeconds,
             mode: 'chain',
@@ -88,7 +89,8 @@ export class OccurrenceScheduler {
     }
     const [governed] = await governedByCategory(tx, [{ reminder, user }]);
     const plan = planChain({
-      ...governed!,
+      reminder: governed!.reminder,
+      user: governed!.user,
       now,
       jitterSeconds: this.config.reminderJitterSeconds,
       mode: 'replan',
@@ -202,16 +204,16 @@ export class OccurrenceScheduler {
  * the category's quiet hours in place of the user's, and timeSensitive only
  * where the category allows it. One read for all of them.
  */
-async function governedByCategory<R extends ReminderFacts>(
+export async function governedByCategory<R extends ReminderFacts, U extends UserFacts>(
   tx: QueryExecutor,
-  items: readonly { reminder: R; user: UserFacts }[],
-): Promise<{ reminder: R; user: UserFacts }[]> {
+  items: readonly { reminder: R; user: U }[],
+): Promise<{ reminder: R; user: U; enabled: boolean }[]> {
   const preferences = await loadCategoryPreferences(
     tx,
     items.map(({ reminder }) => ({ userId: reminder.userId, category: reminder.category })),
   );
   return items.map(({ reminder, user }) => {
     const governed = underPreference(user, reminder.timeSensitive, preferenceOf(preferences, reminder.userId, reminder.category));
-    return { reminder: { ...reminder, timeSensitive: governed.timeSensitive }, user: governed.user };
+    return { reminder: { ...reminder, timeSensitive: governed.timeSensitive }, user: governed.user, enabled: governed.enabled };
   });
 }
