@@ -114,12 +114,22 @@ describe('the hourly cap on event pushes', () => {
   it('counts a rolling hour; time-sensitive pushes count but are not held back; a category turned off is skipped first', async () => {
     const api = await startTestApi({
       databaseUrl: db.url,
-      clock: new FixedClock('2026-05-05T10:00:00Z'),
+      clock: new FixedClock('2026-05-05T09:59:00Z'),
       env: { NOTIFICATIONS_PER_USER_PER_HOUR: '2' },
       worker: { pollIntervalMs: 20 },
     });
     apis.push(api);
     await userWithDevice(api, 'roller', 'sim-roller');
+    const sentTitles = async () =>
+      (await db.pool.query(`SELECT title FROM simulated_pushes WHERE push_token = 'sim-roller' ORDER BY id`)).rows.map((r) => r.title);
+    // The user's own reminders are neither counted nor capped.
+    const own = await api.request('POST', '/v1/reminders', {
+      token: await api.token('roller'),
+      body: { title: 'own', localTime: '10:00' },
+    });
+    expect(own.status, JSON.stringify(own.body)).toBe(201);
+    api.clock.set('2026-05-05T10:00:00Z');
+    await eventually(async () => (await sentTitles()).includes('own'), 'the reminder');
     const done = async (jobId: string) => {
       await eventually(async () => {
         const { rows } = await db.pool.query(`SELECT status FROM jobs WHERE id = $1`, [jobId]);
@@ -143,7 +153,6 @@ describe('the hourly cap on event pushes', () => {
     api.clock.set('2026-05-05T11:00:01Z');
     expect(await done(await notify(api, 'roller', 'roll-4'))).toEqual(['sent']);
     expect(await done(await notify(api, 'roller', 'roll-5'))).toEqual(['rate_limited']);
-    const { rows } = await db.pool.query(`SELECT title FROM simulated_pushes WHERE push_token = 'sim-roller' ORDER BY id`);
-    expect(rows.map((r) => r.title)).toEqual(['roll-1', 'roll-2', 'roll-urgent', 'roll-4']);
+    expect(await sentTitles()).toEqual(['own', 'roll-1', 'roll-2', 'roll-urgent', 'roll-4']);
   });
 });
