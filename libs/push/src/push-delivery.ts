@@ -166,7 +166,7 @@ export class PushDelivery {
    * the other jobs of this kind with a row `sending` or `sent` for the user
    * created after `since` (a failed send frees its place). A job that already
    * holds rows (a retry) is not a new push and always may go on. `cap` 0: no
-   * cap, only the claim.
+   * cap, only the claim (one statement: `tx` may then be the pool).
    */
   async claimWithinCap(
     tx: SqlExecutor,
