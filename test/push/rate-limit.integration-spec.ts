@@ -153,6 +153,9 @@ describe('the hourly cap on event pushes', () => {
     api.clock.set('2026-05-05T11:00:01Z');
     expect(await done(await notify(api, 'roller', 'roll-4'))).toEqual(['sent']);
     expect(await done(await notify(api, 'roller', 'roll-5'))).toEqual(['rate_limited']);
+    // A category that does not allow time-sensitive pushes makes them ordinary ones: capped like the rest.
+    await api.request('PUT', '/v1/me/preferences/alerts', { token: bearer, body: { enabled: true, allowTimeSensitive: false } });
+    expect(await done(await notify(api, 'roller', 'roll-alert', { category: 'alerts', timeSensitive: true }))).toEqual(['rate_limited']);
     expect(await sentTitles()).toEqual(['own', 'roll-1', 'roll-2', 'roll-urgent', 'roll-4']);
   });
 });
