@@ -8,6 +8,7 @@ import { OccurrenceStates1764662800000 } from './1764662800000-OccurrenceStates.
 import { JobQueueControls1764662900000 } from './1764662900000-JobQueueControls.js';
 import { DeliveryHealthIndex1764663800000 } from './1764663800000-DeliveryHealthIndex.js';
 import { JobClaimIndex1764663900000 } from './1764663900000-JobClaimIndex.js';
+import { CategoryPreferences1764664000000 } from './1764664000000-CategoryPreferences.js';
 import { Events1764664100000 } from './1764664100000-Events.js';
 import { JobTraceContext1764664200000 } from './1764664200000-JobTraceContext.js';
 import { WebAndExpoPlatforms1764664300000 } from './1764664300000-WebAndExpoPlatforms.js';
@@ -21,6 +22,7 @@ export const migrations = [
   JobQueueControls1764662900000,
   DeliveryHealthIndex1764663800000,
   JobClaimIndex1764663900000,
+  CategoryPreferences1764664000000,
   Events1764664100000,
   JobTraceContext1764664200000,
   WebAndExpoPlatforms1764664300000,

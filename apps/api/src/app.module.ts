@@ -15,6 +15,7 @@ import { TokenVerifier } from './auth/token-verifier.js';
 import { DevicesController } from './devices/devices.controller.js';
 import { HealthController } from './health/health.controller.js';
 import { MeController } from './me/me.controller.js';
+import { PreferencesController } from './me/preferences.controller.js';
 import { MetricsController } from './metrics/metrics.controller.js';
 import { NotificationsController } from './notifications/notifications.controller.js';
 import { OpsController } from './ops/ops.controller.js';
@@ -72,6 +73,7 @@ export class ApiModule {
         HealthController,
         MetricsController,
         MeController,
+        PreferencesController,
         DevicesController,
         RemindersController,
         OpsController,

@@ -35,6 +35,8 @@ export interface Config {
   rateLimitPerMinute: number;
   /** Requests per minute per client IP, authenticated or not; 0 disables. */
   rateLimitPerIpPerMinute: number;
+  /** Event pushes (send_notification) per user in a rolling hour; over it they are skipped (rate_limited). 0: no cap. */
+  notificationsPerUserPerHour: number;
   apns: {
     keyFile: string | undefined;
     keyId: string | undefined;
@@ -148,6 +150,11 @@ export const VARIABLES: readonly VariableSpec[] = [
     default: '600',
   },
   { name: 'RATE_LIMIT_PER_IP_PER_MINUTE', description: 'API requests per minute per client IP; 0 disables', default: '6000' },
+  {
+    name: 'NOTIFICATIONS_PER_USER_PER_HOUR',
+    description: 'event pushes (send_notification) per user in a rolling hour, beyond which they are skipped (rate_limited); 0: no cap',
+    default: '0',
+  },
   { name: 'APNS_KEY_FILE', description: 'path of the APNs `.p8` token key; unset: simulated iOS pushes' },
   { name: 'APNS_KEY_ID', description: 'APNs key id' },
   { name: 'APNS_TEAM_ID', description: 'Apple team id' },

@@ -118,6 +118,7 @@ export function loadConfig(env: Env = process.env): Config {
     workerMetricsPort: integer('WORKER_METRICS_PORT', 0, 65535),
     rateLimitPerMinute: integer('RATE_LIMIT_PER_MINUTE', 0, 1_000_000),
     rateLimitPerIpPerMinute: integer('RATE_LIMIT_PER_IP_PER_MINUTE', 0, 1_000_000),
+    notificationsPerUserPerHour: integer('NOTIFICATIONS_PER_USER_PER_HOUR', 0, 1_000_000),
     apns,
     fcm: { serviceAccountFile: raw('FCM_SERVICE_ACCOUNT_FILE') },
     webPush,

@@ -4,6 +4,7 @@ import type pg from 'pg';
 import { Clock, DomainError } from '@nudge/config';
 import { PG_POOL } from '@nudge/database';
 import { enqueue, type QueryExecutor } from '@nudge/queue';
+import { optionalCategory } from '@nudge/users';
 import { assertPayloadFits } from './payload-limit.js';
 
 export const SEND_NOTIFICATION = 'send_notification';
@@ -20,6 +21,8 @@ export interface NotificationInput {
   idempotencyKey: string;
   /** Delivered through quiet hours (never when the user turned notifications off). */
   timeSensitive?: boolean;
+  /** The user's preference for this category governs it; omitted or null: the user's settings alone. */
+  category?: string | null;
 }
 
 export interface SendNotificationPayload {
@@ -28,6 +31,8 @@ export interface SendNotificationPayload {
   body: string | null;
   data: Record<string, unknown> | null;
   timeSensitive: boolean;
+  /** Lower case; absent when the notification has none (so payloads of older jobs compare equal). */
+  category?: string;
 }
 
 export interface NotificationAccepted {
@@ -52,6 +57,7 @@ export class NotificationsService {
   ) {}
 
   async notify(executor: QueryExecutor, input: NotificationInput): Promise<NotificationAccepted> {
+    const category = optionalCategory(input.category);
     // Through JSON, as the job will store it, so that a repeat compares equal.
     const payload = JSON.parse(
       JSON.stringify({
@@ -60,6 +66,7 @@ export class NotificationsService {
         body: input.body ?? null,
         data: input.data ?? null,
         timeSensitive: input.timeSensitive ?? false,
+        ...(category ? { category } : {}),
       } satisfies SendNotificationPayload),
     ) as SendNotificationPayload;
     assertPayloadFits({

@@ -41,7 +41,7 @@ export interface DeliveryRequest {
   notification?: boolean;
 }
 
-export type SkipReason = 'quiet_hours' | 'disabled' | 'stale' | 'no_device';
+export type SkipReason = 'quiet_hours' | 'disabled' | 'category_disabled' | 'rate_limited' | 'stale' | 'no_device';
 
 export interface DeliverySummary {
   sent: number;
@@ -167,6 +167,44 @@ export class PushDelivery {
       this.metrics?.record(send.provider.name, send.outcome!.kind);
     }
     return summaries;
+  }
+
+  /**
+   * Claims a place for one event push under its user's hourly cap, inside the
+   * caller's transaction: true when it may go out, and then its devices' rows
+   * are written `sending` (marked with the job's kind) before the transaction
+   * commits. The count and the claim run under a transaction-scoped advisory
+   * lock on the user, so two workers never both see `cap - 1` and both send:
+   * the second waits for the first's commit and counts its rows. What counts:
+   * the other jobs of this kind with a row `sending` or `sent` for the user
+   * created after `since` (a failed send frees its place). A job that already
+   * holds rows (a retry) is not a new push and always may go on. `cap` 0: no
+   * cap, only the claim (one statement: `tx` may then be the pool).
+   */
+  async claimWithinCap(
+    tx: SqlExecutor,
+    claim: { jobId: string; userId: string; kind: string; cap: number; since: Date },
+  ): Promise<boolean> {
+    if (claim.cap > 0) {
+      await tx.query(`SELECT pg_advisory_xact_lock(hashtextextended('nudge:push-cap:' || $1, 0))`, [claim.userId]);
+      const [count] = rowsOf<{ others: number; own: number }>(
+        await tx.query(
+          `SELECT count(DISTINCT job_id) FILTER (WHERE job_id <> $3)::int AS others, count(*) FILTER (WHERE job_id = $3)::int AS own
+             FROM push_deliveries
+            WHERE user_id = $1 AND kind = $2 AND created_at > $4 AND status IN ('sending', 'sent')`,
+          [claim.userId, claim.kind, claim.jobId, claim.since],
+        ),
+      );
+      if (count!.own === 0 && count!.others >= claim.cap) return false;
+    }
+    // attempts 0: the send that follows (markSending) makes it 1.
+    await tx.query(
+      `INSERT INTO push_deliveries (job_id, device_id, user_id, platform, status, attempts, kind, created_at, updated_at)
+       SELECT $1, d.id, d.user_id, d.platform, 'sending', 0, $3, $4, $4 FROM devices d WHERE d.user_id = $2 AND d.active
+       ON CONFLICT (job_id, device_id) DO NOTHING`,
+      [claim.jobId, claim.userId, claim.kind, this.clock.now()],
+    );
+    return true;
   }
 
   /**

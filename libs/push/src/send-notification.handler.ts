@@ -1,11 +1,12 @@
 import { Inject, Injectable } from '@nestjs/common';
 import type pg from 'pg';
 import type { Logger } from 'pino';
-import { Clock, LOGGER } from '@nudge/config';
-import { PG_POOL } from '@nudge/database';
+import { Clock, CONFIG, type Config, LOGGER } from '@nudge/config';
+import { PG_POOL, withTransaction } from '@nudge/database';
 import { type ClaimedJob, type JobContext, queryRows, SnoozeJob, TransientJobError } from '@nudge/queue';
 import { isInQuietHours, quietHoursEnd } from '@nudge/scheduling';
-import type { SendNotificationPayload } from './notifications.service.js';
+import { loadCategoryPreferences, preferenceOf, underPreference } from '@nudge/users';
+import { SEND_NOTIFICATION, type SendNotificationPayload } from './notifications.service.js';
 import { PushDelivery } from './push-delivery.js';
 
 interface UserRow {
@@ -15,10 +16,16 @@ interface UserRow {
   notificationsEnabled: boolean;
 }
 
+const HOUR_MS = 3_600_000;
+
 /**
  * Runs one `send_notification` job. The user's settings are read at run
- * time: notifications turned off → `skipped` / `disabled`; inside quiet hours
- * → snoozed until they end (no attempt used) unless the push is time
+ * time, in this order: notifications turned off → `skipped` / `disabled`;
+ * the notification's category turned off → `skipped` / `category_disabled`;
+ * inside quiet hours (the category's own, else the user's) → snoozed until
+ * they end (no attempt used) unless the push is time sensitive and its
+ * category allows that; over the user's hourly cap
+ * (NOTIFICATIONS_PER_USER_PER_HOUR) → `skipped` / `rate_limited`, unless time
  * sensitive; no profile → `skipped` / `no_device`. Otherwise it delivers
  * through the ledger, and devices that may succeed later make the job retry
  * (the ledger skips the devices already reached).
@@ -30,6 +37,7 @@ export class SendNotificationHandler {
     @Inject(PushDelivery) private readonly delivery: PushDelivery,
     @Inject(Clock) private readonly clock: Clock,
     @Inject(LOGGER) private readonly logger: Pick<Logger, 'info'>,
+    @Inject(CONFIG) private readonly config: Pick<Config, 'notificationsPerUserPerHour'>,
   ) {}
 
   readonly handle = async (job: ClaimedJob<SendNotificationPayload>, ctx?: Pick<JobContext, 'signal'>): Promise<void> => {
@@ -48,10 +56,28 @@ export class SendNotificationHandler {
     }
     // Time sensitive pierces quiet hours, not the user's own off switch.
     if (!user.notificationsEnabled) return this.delivery.recordSkipped(job.id, payload.userId, 'disabled');
-    if (!payload.timeSensitive && user.quietHoursStart && user.quietHoursEnd) {
-      const quiet = { start: user.quietHoursStart, end: user.quietHoursEnd };
-      const now = this.clock.now();
+    const preferences = await loadCategoryPreferences(this.pool, [{ userId: payload.userId, category: payload.category }]);
+    const governed = underPreference(user, payload.timeSensitive, preferenceOf(preferences, payload.userId, payload.category));
+    if (!governed.enabled) {
+      this.logger.info({ jobId: job.id, category: payload.category }, 'notification skipped: category turned off');
+      return this.delivery.recordSkipped(job.id, payload.userId, 'category_disabled');
+    }
+    const now = this.clock.now();
+    if (!governed.timeSensitive && governed.user.quietHoursStart && governed.user.quietHoursEnd) {
+      const quiet = { start: governed.user.quietHoursStart, end: governed.user.quietHoursEnd };
       if (isInQuietHours(quiet, user.timeZone, now)) throw new SnoozeJob(quietHoursEnd(quiet, user.timeZone, now), 'quiet hours');
+    }
+    // A time-sensitive push counts towards the cap but is never held back by it.
+    const cap = governed.timeSensitive ? 0 : this.config.notificationsPerUserPerHour;
+    const claim = { jobId: job.id, userId: payload.userId, kind: SEND_NOTIFICATION, cap, since: new Date(now.getTime() - HOUR_MS) };
+    // Without a cap the claim is one statement (the rows marked with the kind), so no transaction of its own.
+    const claimed =
+      cap > 0
+        ? await withTransaction(this.pool, (tx) => this.delivery.claimWithinCap(tx, claim))
+        : await this.delivery.claimWithinCap(this.pool, claim);
+    if (!claimed) {
+      this.logger.info({ jobId: job.id, cap }, 'notification skipped: the user had their hourly cap of event pushes');
+      return this.delivery.recordSkipped(job.id, payload.userId, 'rate_limited');
     }
 
     const summary = await this.delivery.deliver(
@@ -63,7 +89,7 @@ export class SendNotificationHandler {
         data: payload.data,
         // `notification:<key>`: a notification collapses on its idempotency key.
         collapseKey: job.idempotencyKey ?? undefined,
-        timeSensitive: payload.timeSensitive,
+        timeSensitive: governed.timeSensitive,
         notification: true,
       },
       // Its timeout (SEND_NOTIFICATION_TIMEOUT_SECONDS), a lost lease or shutdown abort the provider calls.

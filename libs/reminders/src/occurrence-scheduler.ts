@@ -2,6 +2,7 @@ import { Inject, Injectable } from '@nestjs/common';
 import type { Context } from '@opentelemetry/api';
 import { CONFIG, type Config } from '@nudge/config';
 import { cancelJobs, enqueueMany, queryRows, type QueryExecutor } from '@nudge/queue';
+import { loadCategoryPreferences, preferenceOf, underPreference } from '@nudge/users';
 import {
   chainState,
   deleteScheduled,
@@ -46,11 +47,12 @@ export class OccurrenceScheduler {
       tx,
       live.map((l) => ({ reminderId: l.reminder.id, afterDate: l.afterDate })),
     );
-    const plans = links.map((link) =>
+    const governed = await governedByCategory(tx, links);
+    const plans = links.map((link, i) =>
       link.reminder.enabled
         ? planChain({
-            reminder: link.reminder,
-            user: link.user,
+            reminder: governed[i]!.reminder,
+            user: governed[i]!.user,
             now,
             jitterSeconds: this.config.reminderJitterSeconds,
             mode: 'chain',
@@ -88,9 +90,10 @@ export class OccurrenceScheduler {
       if (pending) await this.dropPending(tx, reminder.id, pending.localDate, pending.earliestAt, 'disabled', now);
       return null;
     }
+    const [governed] = await governedByCategory(tx, [{ reminder, user }]);
     const plan = planChain({
-      reminder,
-      user,
+      reminder: governed!.reminder,
+      user: governed!.user,
       now,
       jitterSeconds: this.config.reminderJitterSeconds,
       mode: 'replan',
@@ -202,4 +205,23 @@ export class OccurrenceScheduler {
     }
     await upsertOccurrences(tx, rows, now);
   }
+}
+
+/**
+ * The facts each reminder is planned with under its category's preference:
+ * the category's quiet hours in place of the user's, and timeSensitive only
+ * where the category allows it. One read for all of them.
+ */
+export async function governedByCategory<R extends ReminderFacts, U extends UserFacts>(
+  tx: QueryExecutor,
+  items: readonly { reminder: R; user: U }[],
+): Promise<{ reminder: R; user: U; enabled: boolean }[]> {
+  const preferences = await loadCategoryPreferences(
+    tx,
+    items.map(({ reminder }) => ({ userId: reminder.userId, category: reminder.category })),
+  );
+  return items.map(({ reminder, user }) => {
+    const governed = underPreference(user, reminder.timeSensitive, preferenceOf(preferences, reminder.userId, reminder.category));
+    return { reminder: { ...reminder, timeSensitive: governed.timeSensitive }, user: governed.user, enabled: governed.enabled };
+  });
 }

@@ -5,7 +5,7 @@ import { Clock, DomainError } from '@nudge/config';
 import { cancelJobs, enqueue } from '@nudge/queue';
 import { nextOccurrence, occurrences as occurrencesOf, parseLocalDate } from '@nudge/scheduling';
 import { UserEntity } from '@nudge/users';
-import { OccurrenceScheduler, SEND_REMINDER_ATTEMPTS } from './occurrence-scheduler.js';
+import { governedByCategory, OccurrenceScheduler, SEND_REMINDER_ATTEMPTS } from './occurrence-scheduler.js';
 import {
   findOccurrence,
   linkJobs,
@@ -133,8 +133,13 @@ export class OccurrencesService {
       if (!user.notificationsEnabled) {
         throw DomainError.conflict("The user's notifications are turned off; a snooze would not be delivered.");
       }
+      // Under the reminder's category: its quiet hours, its time-sensitive rule, its off switch.
+      const [governed] = await governedByCategory(tx, [{ reminder, user }]);
+      if (!governed!.enabled) {
+        throw DomainError.conflict(`The reminder's category "${reminder.category}" is turned off; a snooze would not be delivered.`);
+      }
       await this.dropSnooze(tx, row, now);
-      const until = allowedFrom(reminder, user, new Date(now.getTime() + minutes * 60_000));
+      const until = allowedFrom(governed!.reminder, governed!.user, new Date(now.getTime() + minutes * 60_000));
       const payload: SendReminderPayload = {
         reminderId: reminder.id,
         userId: reminder.userId,

@@ -21,7 +21,7 @@ export const ONE_OFF_RULE = 'FREQ=DAILY;COUNT=1';
 export const REMINDER_ACTION_CATEGORY = 'NUDGE_REMINDER';
 
 export type OccurrenceStatus = 'scheduled' | 'sent' | 'done' | 'snoozed' | 'skipped';
-export type OccurrenceSkipReason = 'stale' | 'rescheduled' | 'disabled' | 'no_device' | 'failed' | 'user';
+export type OccurrenceSkipReason = 'stale' | 'rescheduled' | 'disabled' | 'category_disabled' | 'no_device' | 'failed' | 'user';
 
 export interface ReminderFacts {
   id: string;
@@ -33,6 +33,8 @@ export interface ReminderFacts {
   recurrence: string | null;
   startDate: string;
   timeSensitive: boolean;
+  /** Its user's preference for the category may replace the user's quiet hours (OccurrenceScheduler reads it). */
+  category?: string | null;
 }
 
 export interface UserFacts {
@@ -70,7 +72,7 @@ export interface ChainPlan {
 }
 
 export function scheduleOf(
-  reminder: Omit<ReminderFacts, 'id' | 'userId' | 'version' | 'timeSensitive'>,
+  reminder: Omit<ReminderFacts, 'id' | 'userId' | 'version' | 'timeSensitive' | 'category'>,
   user: Pick<UserFacts, 'timeZone'>,
 ): Schedule {
   return {

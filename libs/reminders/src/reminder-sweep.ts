@@ -53,7 +53,7 @@ export class ReminderSweep {
       const rows = await queryRows<Row>(
         this.pool,
         `SELECT r.id, r.user_id AS "userId", r.version, r.enabled, r.local_time AS "localTime", r.time_zone AS "reminderTimeZone",
-                r.recurrence, r.start_date AS "startDate", r.time_sensitive AS "timeSensitive", u.time_zone AS "timeZone",
+                r.recurrence, r.start_date AS "startDate", r.time_sensitive AS "timeSensitive", r.category, u.time_zone AS "timeZone",
                 u.quiet_hours_start AS "quietHoursStart", u.quiet_hours_end AS "quietHoursEnd"
            FROM reminders r JOIN users u ON u.id = r.user_id
           WHERE r.enabled AND r.id > $1

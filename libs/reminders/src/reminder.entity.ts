@@ -35,6 +35,10 @@ export class ReminderEntity {
   @Column({ name: 'time_sensitive', type: 'boolean', default: false })
   timeSensitive: boolean;
 
+  /** The notification category (lower case) whose user preference governs it; null: the user's settings alone. */
+  @Column({ type: 'text', nullable: true })
+  category: string | null;
+
   @Column({ type: 'jsonb', nullable: true })
   data: Record<string, unknown> | null;
 

@@ -34,6 +34,7 @@ export interface ReminderView {
   startDate: string;
   enabled: boolean;
   timeSensitive: boolean;
+  category: string | null;
   data: Record<string, unknown> | null;
   nextOccurrence: NextOccurrenceView | null;
   version: number;
@@ -54,6 +55,7 @@ export function toReminderView(reminder: ReminderEntity, userTimeZone: string, n
     startDate: reminder.startDate,
     enabled: reminder.enabled,
     timeSensitive: reminder.timeSensitive,
+    category: reminder.category,
     data: reminder.data,
     nextOccurrence: next ? { at: next.at.toISOString(), local: localIsoAt(zone, next.at) } : null,
     version: reminder.version,

@@ -6,7 +6,7 @@ import { Clock, DomainError } from '@nudge/config';
 import { assertPayloadFits } from '@nudge/push';
 import { queryRows } from '@nudge/queue';
 import { localIsoAt, nextOccurrence, validateSchedule } from '@nudge/scheduling';
-import { canonicalZoneOrFail, UserEntity, UserEvents, UsersService } from '@nudge/users';
+import { canonicalZoneOrFail, optionalCategory, UserEntity, UserEvents, UsersService } from '@nudge/users';
 import { OccurrenceScheduler } from './occurrence-scheduler.js';
 import { scheduledOccurrences } from './occurrences.repository.js';
 import { loadOwnReminder, UUID } from './own-reminder.js';
@@ -25,6 +25,8 @@ export interface ReminderInput {
   startDate?: string;
   enabled?: boolean;
   timeSensitive?: boolean;
+  /** Omitted or null: no category (the user's settings alone). */
+  category?: string | null;
   data?: Record<string, unknown> | null;
 }
 
@@ -93,6 +95,7 @@ export class RemindersService implements OnModuleInit {
         startDate: input.startDate ?? todayIn(timeZone ?? user.timeZone, now),
         enabled: input.enabled ?? true,
         timeSensitive: input.timeSensitive ?? false,
+        category: optionalCategory(input.category) ?? null,
         data: input.data ?? null,
         version: 1,
         createdAt: now,
@@ -154,6 +157,7 @@ export class RemindersService implements OnModuleInit {
       const { reminder } = await loadOwnReminder(tx, userId, id, true);
       const now = this.clock.now();
       const before = { ...scheduleOf(reminder, user), enabled: reminder.enabled };
+      const categoryBefore = reminder.category;
       if (patch.title !== undefined) reminder.title = patch.title;
       if (patch.body !== undefined) reminder.body = patch.body;
       if (patch.localTime !== undefined) reminder.localTime = patch.localTime;
@@ -162,6 +166,7 @@ export class RemindersService implements OnModuleInit {
       if (patch.startDate !== undefined) reminder.startDate = patch.startDate;
       if (patch.enabled !== undefined) reminder.enabled = patch.enabled;
       if (patch.timeSensitive !== undefined) reminder.timeSensitive = patch.timeSensitive;
+      if (patch.category !== undefined) reminder.category = optionalCategory(patch.category);
       if (patch.data !== undefined) reminder.data = patch.data;
       checkPushSize(reminder);
       const after = { ...scheduleOf(reminder, user), enabled: reminder.enabled };
@@ -172,7 +177,8 @@ export class RemindersService implements OnModuleInit {
       reminder.version += 1;
       reminder.updatedAt = now;
       await tx.getRepository(ReminderEntity).save(reminder);
-      if (replan) await this.scheduler.replan(tx, reminder, user, now);
+      // Another category may bring other quiet hours: the pending occurrence re-plans under them.
+      if (replan || (reminder.category !== categoryBefore && reminder.enabled)) await this.scheduler.replan(tx, reminder, user, now);
       const pending = await scheduledOccurrences(tx, [reminder.id]);
       return toReminderView(reminder, user.timeZone, nextOf(pending.get(reminder.id)));
     });

@@ -7,6 +7,7 @@ import { PG_POOL, withTransaction } from '@nudge/database';
 import { type DeliveryRequest, PushDelivery, type SkipRecord } from '@nudge/push';
 import { type BatchContext, type ClaimedJob, jobTraceContext, queryRows, SnoozeJob, TransientJobError } from '@nudge/queue';
 import { nextOccurrence } from '@nudge/scheduling';
+import { loadCategoryPreferences, preferenceOf, underPreference } from '@nudge/users';
 import { type ChainLink, OccurrenceScheduler } from './occurrence-scheduler.js';
 import { clearSnoozes, deferOccurrences, type Settlement, settleOccurrences } from './occurrences.repository.js';
 import {
@@ -79,7 +80,7 @@ export class SendReminderHandler {
       this.pool,
       `SELECT k.job_id::text AS "jobId", r.id, r.user_id AS "userId", r.title, r.body, r.data, r.enabled, r.version,
               r.local_time AS "localTime", r.time_zone AS "reminderTimeZone", r.recurrence, r.start_date AS "startDate",
-              r.time_sensitive AS "timeSensitive", u.time_zone AS "timeZone", u.quiet_hours_start AS "quietHoursStart",
+              r.time_sensitive AS "timeSensitive", r.category, u.time_zone AS "timeZone", u.quiet_hours_start AS "quietHoursStart",
               u.quiet_hours_end AS "quietHoursEnd", u.notifications_enabled AS "notificationsEnabled",
               o.status AS "occurrenceStatus", o.job_id::text AS "occurrenceJobId", o.snooze_job_id::text AS "snoozeJobId",
               o.due_at AS "dueAt", o.earliest_at AS "earliestAt", o.snoozed_until AS "snoozedUntil"
@@ -90,6 +91,7 @@ export class SendReminderHandler {
       [jobs.map((j) => j.id), jobs.map((j) => j.payload.reminderId), jobs.map((j) => j.payload.localDate)],
     );
     const byJob = new Map(rows.map((row) => [row.jobId, row]));
+    const preferences = await loadCategoryPreferences(this.pool, rows);
     const now = this.clock.now();
     const settled: { job: ClaimedJob<SendReminderPayload>; settlement: Settlement; link: ChainLink | null }[] = [];
     const ledgerSkips: SkipRecord[] = [];
@@ -105,7 +107,7 @@ export class SendReminderHandler {
     ) => {
       const link = row.enabled ? linkOf(row, job.payload.localDate, jobTraceContext(job)) : null;
       settled.push({ job, link, settlement: { reminderId: row.id, localDate: job.payload.localDate, jobId: job.id, status, reason } });
-      if (reason === 'stale' || reason === 'disabled' || reason === 'no_device') {
+      if (reason === 'stale' || reason === 'disabled' || reason === 'category_disabled' || reason === 'no_device') {
         ledgerSkips.push({ jobId: job.id, userId: row.userId, reason });
       }
     };
@@ -123,16 +125,23 @@ export class SendReminderHandler {
       ) {
         continue;
       }
-      const user: UserFacts = { timeZone: row.timeZone, quietHoursStart: row.quietHoursStart, quietHoursEnd: row.quietHoursEnd };
-      const reminder = { ...row, timeZone: row.reminderTimeZone };
+      // The category's preference: on or off, and the quiet hours and time-sensitive rule that apply.
+      const governed = underPreference(
+        { timeZone: row.timeZone, quietHoursStart: row.quietHoursStart, quietHoursEnd: row.quietHoursEnd } satisfies UserFacts,
+        row.timeSensitive,
+        preferenceOf(preferences, row.userId, row.category),
+      );
+      const user = governed.user;
+      const reminder = { ...row, timeZone: row.reminderTimeZone, timeSensitive: governed.timeSensitive };
       const schedule = scheduleOf(reminder, user);
       const occurrence = { at: row.dueAt! };
       const earliestAt = snooze ? row.snoozedUntil! : row.earliestAt!;
 
       // A snooze is a request of its own: late only by its own instant, not by the occurrence's successor.
       const stale = snooze ? now.getTime() - earliestAt.getTime() > STALE_AFTER_MS : isStale(schedule, occurrence, earliestAt, now);
-      if (!row.enabled || stale || !row.notificationsEnabled) {
-        const reason = !row.enabled || !row.notificationsEnabled ? 'disabled' : 'stale';
+      // The user's off switch first, then the category's, then staleness.
+      if (!row.enabled || !row.notificationsEnabled || !governed.enabled || stale) {
+        const reason = !row.enabled || !row.notificationsEnabled ? 'disabled' : !governed.enabled ? 'category_disabled' : 'stale';
         if (snooze) lapsedSnoozes.push(job);
         else settle(job, row, 'skipped', reason);
         this.logger.info(
@@ -160,7 +169,7 @@ export class SendReminderHandler {
           // One collapse id per reminder: a newer occurrence replaces an older undelivered one, a retry or snooze its own.
           collapseKey: `reminder:${row.id}`,
           actionCategory: REMINDER_ACTION_CATEGORY,
-          timeSensitive: row.timeSensitive,
+          timeSensitive: governed.timeSensitive,
           // Worthless once the next occurrence is due.
           expiresAt: nextOccurrence(schedule, occurrence.at)?.at,
           traceContext: jobTraceContext(job),
@@ -266,7 +275,7 @@ export class SendReminderHandler {
     const fresh = await queryRows<ReminderRow>(
       tx,
       `SELECT r.id, r.user_id AS "userId", r.enabled, r.version, r.local_time AS "localTime", r.time_zone AS "reminderTimeZone",
-              r.recurrence, r.start_date AS "startDate", r.time_sensitive AS "timeSensitive", u.time_zone AS "timeZone",
+              r.recurrence, r.start_date AS "startDate", r.time_sensitive AS "timeSensitive", r.category, u.time_zone AS "timeZone",
               u.quiet_hours_start AS "quietHoursStart", u.quiet_hours_end AS "quietHoursEnd"
          FROM reminders r JOIN users u ON u.id = r.user_id
         WHERE r.id = ANY($1::uuid[])

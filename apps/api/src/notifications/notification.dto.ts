@@ -1,5 +1,6 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { IsBoolean, IsObject, IsOptional, IsString, Length, Matches, MaxLength, ValidateIf } from 'class-validator';
+import { CATEGORY_PATTERN, CATEGORY_RULE } from '@nudge/users';
 
 export class CreateNotificationDto {
   @ApiProperty({
@@ -38,6 +39,18 @@ export class CreateNotificationDto {
   @IsOptional()
   @IsBoolean()
   timeSensitive?: boolean;
+
+  @ApiPropertyOptional({
+    example: 'orders',
+    nullable: true,
+    description:
+      "1–64 letters, digits, '.', '_', ':' or '-', case-insensitive: the user's preference for it applies (GET /v1/me/preferences)",
+  })
+  @IsOptional()
+  @ValidateIf((_o, v) => v !== null)
+  @IsString()
+  @Matches(CATEGORY_PATTERN, { message: CATEGORY_RULE })
+  category?: string | null;
 }
 
 export class NotificationAcceptedDto {

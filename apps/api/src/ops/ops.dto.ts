@@ -70,7 +70,13 @@ export class JobOccurrenceDto {
   })
   purpose: string;
   @ApiProperty({ enum: ['scheduled', 'sent', 'done', 'snoozed', 'skipped'] }) status: string;
-  @ApiProperty({ nullable: true, type: String, description: 'why it was skipped' }) reason: string | null;
+  @ApiProperty({
+    nullable: true,
+    type: String,
+    enum: ['stale', 'rescheduled', 'disabled', 'category_disabled', 'no_device', 'failed', 'user'],
+    description: 'why it was skipped',
+  })
+  reason: string | null;
   @ApiProperty({ description: 'the nominal instant' }) dueAt: string;
   @ApiProperty({ description: 'the earliest allowed delivery (jitter, end of quiet hours): staleness counts from here' })
   earliestAt: string;

@@ -56,7 +56,12 @@ export class TimelineDeliveryDto {
   @ApiProperty({ nullable: true, type: String, enum: PUSH_PLATFORMS }) platform: string | null;
   @ApiProperty({ nullable: true, type: String, enum: PUSH_PROVIDER_NAMES }) provider: string | null;
   @ApiProperty({ enum: ['sending', 'sent', 'failed', 'invalid_token', 'skipped'] }) status: string;
-  @ApiProperty({ nullable: true, type: String, description: "the provider's answer, or why nothing was sent" }) reason: string | null;
+  @ApiProperty({
+    nullable: true,
+    type: String,
+    description: "the provider's answer, or why nothing was sent (disabled, category_disabled, rate_limited, stale, no_device…)",
+  })
+  reason: string | null;
   @ApiProperty() attempts: number;
   @ApiProperty({ description: 'when the row last changed' }) at: string;
 }
@@ -74,7 +79,7 @@ export class TimelineEntryDto {
   @ApiProperty({
     nullable: true,
     type: String,
-    description: 'why: stale, quiet_hours, disabled, no_device, rescheduled, a provider answer…',
+    description: 'why: stale, quiet_hours, disabled, category_disabled, rate_limited, no_device, rescheduled, a provider answer…',
   })
   reason: string | null;
   @ApiProperty({ nullable: true, type: String, description: 'the earliest allowed delivery (jitter, end of quiet hours)' })

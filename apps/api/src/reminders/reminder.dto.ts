@@ -14,6 +14,7 @@ import {
   Min,
   ValidateIf,
 } from 'class-validator';
+import { CATEGORY_PATTERN, CATEGORY_RULE } from '@nudge/users';
 import { IsIanaTimeZone, IsLocalDate, IsRecurrence, LOCAL_TIME_PATTERN, Omittable } from '../http/validators.js';
 
 export class CreateReminderDto {
@@ -63,6 +64,17 @@ export class CreateReminderDto {
   @IsBoolean()
   timeSensitive?: boolean;
 
+  @ApiPropertyOptional({
+    example: 'medication',
+    nullable: true,
+    description: "1–64 letters, digits, '.', '_', ':' or '-', case-insensitive (stored lower case): the user's preference for it applies",
+  })
+  @IsOptional()
+  @ValidateIf((_o, v) => v !== null)
+  @IsString()
+  @Matches(CATEGORY_PATTERN, { message: CATEGORY_RULE })
+  category?: string | null;
+
   @ApiPropertyOptional({ description: 'passed through to the app in the push (deep links)', nullable: true })
   @IsOptional()
   @ValidateIf((_o, v) => v !== null)
@@ -90,7 +102,7 @@ export class OccurrenceDto {
   @ApiProperty({ example: '2027-01-04T08:00:00.000+01:00' }) local: string;
   @ApiProperty({ enum: ['scheduled', 'sent', 'done', 'snoozed', 'skipped'] }) status: string;
   @ApiPropertyOptional({
-    enum: ['stale', 'rescheduled', 'disabled', 'no_device', 'failed', 'user'],
+    enum: ['stale', 'rescheduled', 'disabled', 'category_disabled', 'no_device', 'failed', 'user'],
     description: 'why it was skipped',
   })
   reason?: string;
@@ -118,6 +130,7 @@ export class ReminderDto {
   @ApiProperty() startDate: string;
   @ApiProperty() enabled: boolean;
   @ApiProperty() timeSensitive: boolean;
+  @ApiProperty({ nullable: true, type: String, description: 'lower case; null: none' }) category: string | null;
   @ApiProperty({ nullable: true, type: Object }) data: Record<string, unknown> | null;
   @ApiProperty({ type: NextOccurrenceDto, nullable: true }) nextOccurrence: NextOccurrenceDto | null;
   @ApiProperty() version: number;
