@@ -49,6 +49,53 @@ describe('SimulatedPushProvider', () => {
     ]);
   });
 
+  it('records the body each platform’s service would have received, per platform', async () => {
+    const now = new Date('2026-03-01T12:00:00Z');
+    const recorder = new SimulatedPushProvider(db.pool, { now: () => now });
+    const common = { data: { reminderId: 'r-9' }, actionCategory: 'NUDGE_REMINDER', collapseId: 'nudge:reminder:r-9' };
+    await recorder.sendMany([
+      message('payload-ios', { ...common, timeSensitive: true }),
+      message('payload-android', { ...common, platform: 'android', expiresAt: new Date('2026-03-01T13:00:00Z') }),
+      message('payload-web', { ...common, platform: 'web' }),
+      message('payload-expo', { ...common, platform: 'expo' }),
+    ]);
+    const payload = async (token: string) =>
+      (await db.pool.query(`SELECT payload FROM simulated_pushes WHERE push_token = $1`, [token])).rows[0].payload;
+    // APNs: the JSON body (the collapse id is a header, not in it).
+    expect(await payload('payload-ios')).toEqual({
+      aps: {
+        alert: { title: 'Stretch', body: 'Two minutes' },
+        sound: 'default',
+        category: 'NUDGE_REMINDER',
+        'interruption-level': 'time-sensitive',
+      },
+      reminderId: 'r-9',
+    });
+    // FCM: the v1 message, data values as strings, ttl from the expiry.
+    expect(await payload('payload-android')).toMatchObject({
+      token: 'payload-android',
+      notification: { title: 'Stretch', body: 'Two minutes' },
+      data: { reminderId: 'r-9', category: 'NUDGE_REMINDER' },
+      android: { collapseKey: 'nudge:reminder:r-9', priority: 'high', ttl: 3_600_000, notification: { tag: 'nudge:reminder:r-9' } },
+    });
+    // Web Push: what the service worker gets.
+    expect(await payload('payload-web')).toEqual({
+      title: 'Stretch',
+      body: 'Two minutes',
+      tag: 'nudge:reminder:r-9',
+      data: { reminderId: 'r-9' },
+      category: 'NUDGE_REMINDER',
+    });
+    // Expo: the message of its push API.
+    expect(await payload('payload-expo')).toMatchObject({
+      to: 'payload-expo',
+      title: 'Stretch',
+      categoryId: 'NUDGE_REMINDER',
+      collapseId: 'nudge:reminder:r-9',
+      data: { reminderId: 'r-9' },
+    });
+  });
+
   it('records the action category as data.category, on either platform', async () => {
     await provider.sendMany([
       message('category-ios', { data: { reminderId: 'r-1' }, actionCategory: 'NUDGE_REMINDER' }),

@@ -222,3 +222,21 @@ export function checkPayloadSize(content: PushContent, platforms: readonly PushP
   }
   return { ok: true, bytes };
 }
+
+/**
+ * The body each platform's service gets for this message: APNs' JSON
+ * payload, the FCM v1 message, the Web Push JSON before encryption, or the
+ * Expo message. The providers send it; the simulated provider records it.
+ */
+export function platformPayload(message: PushMessage, now: Date): object {
+  switch (message.platform) {
+    case 'ios':
+      return buildApnsPayload(message);
+    case 'android':
+      return buildFcmMessage(message, now);
+    case 'web':
+      return buildWebPushPayload(message, message.collapseId);
+    case 'expo':
+      return buildExpoMessage(message, now);
+  }
+}

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { dataWithCategory } from './payload.js';
+import { dataWithCategory, platformPayload } from './payload.js';
 import type { PushMessage, PushOutcome, PushProvider, SendOptions, SqlExecutor } from './push-provider.js';
 
 export interface SimulatedPushProviderOptions {
@@ -32,9 +32,11 @@ export const SIMULATED_TOKEN_PREFIXES = {
 export const SIMULATED_RETRY_AFTER_SECONDS = 120;
 
 /**
- * Stands in for APNs and FCM when a platform has no credentials: it records
- * every push in `simulated_pushes`, where a developer (or a test) can see what
- * would have reached the phone, and answers by the token's prefix.
+ * Stands in for APNs, FCM, Web Push and Expo when a platform has no
+ * credentials: it records every push in `simulated_pushes` — with `payload`,
+ * the very body the platform's service would have received — where a
+ * developer (or a test) can see what would have reached the phone, and
+ * answers by the token's prefix.
  */
 export class SimulatedPushProvider implements PushProvider {
   readonly name = 'simulated' as const;
@@ -84,9 +86,11 @@ export class SimulatedPushProvider implements PushProvider {
 
   private async record(messages: readonly PushMessage[], outcomes: PushOutcome[]): Promise<void> {
     if (messages.length === 0) return;
+    const now = this.now();
     await this.db.query(
-      `INSERT INTO simulated_pushes (platform, push_token, collapse_id, title, body, data, outcome, provider_message_id, created_at)
-       SELECT *, $9::timestamptz FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::jsonb[], $7::text[], $8::text[])`,
+      `INSERT INTO simulated_pushes (platform, push_token, collapse_id, title, body, data, outcome, provider_message_id, payload, created_at)
+       SELECT *, $10::timestamptz
+         FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::jsonb[], $7::text[], $8::text[], $9::jsonb[])`,
       [
         messages.map((m) => m.platform),
         messages.map((m) => m.token),
@@ -100,7 +104,8 @@ export class SimulatedPushProvider implements PushProvider {
         }),
         outcomes.map((o) => o.kind),
         outcomes.map((o) => (o.kind === 'sent' ? (o.providerMessageId ?? null) : null)),
-        this.now(),
+        messages.map((m) => JSON.stringify(platformPayload(m, now))),
+        now,
       ],
     );
   }
