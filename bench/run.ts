@@ -8,13 +8,14 @@
 //
 //   npm run bench                      full sizes (about 15 minutes on 2 cores)
 //   npm run bench -- --quick           small sizes, under two minutes
-//   npm run bench -- --only=drain,api  a subset (drain, latency, enqueue, reminders, scheduling, api)
+//   npm run bench -- --only=drain,api  a subset (drain, latency, enqueue, reminders, scheduling, api, clients)
 //   npm run bench -- --only=reminders --reminders=5000   the pipeline at another size
 import { execFileSync } from 'node:child_process';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
 import { resolve } from 'node:path';
 import { apiBench, type ApiFigures } from './api/api.bench.js';
+import { clientsBench, type ClientFigures } from './push/clients.bench.js';
 import { drain, enqueueRates, latency, type DrainFigures, type EnqueueFigures, type LatencyFigures } from './queue/queue.bench.js';
 import {
   GRAPHILE,
@@ -33,7 +34,7 @@ import { ROOT, spawnBenchScript } from './support/child.js';
 import { freshDatabase, startServer } from './support/postgres.js';
 import { median } from './support/stats.js';
 
-const SECTIONS = ['drain', 'latency', 'enqueue', 'reminders', 'scheduling', 'api'] as const;
+const SECTIONS = ['drain', 'latency', 'enqueue', 'reminders', 'scheduling', 'api', 'clients'] as const;
 type Section = (typeof SECTIONS)[number];
 
 const quick = process.argv.includes('--quick');
@@ -43,12 +44,24 @@ for (const s of only) if (!SECTIONS.includes(s)) throw new Error(`--only: unknow
 
 const RUNS = 3;
 const SIZES = quick
-  ? { drainJobs: 3_000, latencyJobs: 30, single: 200, bulk: 10_000, reminders: 400, schedulingCalls: 60_000, apiSeconds: 2 }
-  : { drainJobs: 100_000, latencyJobs: 200, single: 2_000, bulk: 100_000, reminders: 100_000, schedulingCalls: 500_000, apiSeconds: 20 };
+  ? { drainJobs: 3_000, latencyJobs: 30, single: 200, bulk: 10_000, reminders: 400, schedulingCalls: 60_000, apiSeconds: 2, pushes: 300 }
+  : {
+      drainJobs: 100_000,
+      latencyJobs: 200,
+      single: 2_000,
+      bulk: 100_000,
+      reminders: 100_000,
+      schedulingCalls: 500_000,
+      apiSeconds: 20,
+      pushes: 5_000,
+    };
 // `--reminders=N` overrides the pipeline's size (to profile it without a full run).
 const remindersArg = process.argv.find((a) => a.startsWith('--reminders='));
 if (remindersArg) SIZES.reminders = Number(remindersArg.slice('--reminders='.length));
 const LATENCY_GAP_MS = 20;
+// The push clients: the fakes answer after 30 ms (a push service over the internet: 20–50 ms), 100 pushes in flight.
+const SERVICE_LATENCY_MS = 30;
+const PUSHES_IN_FLIGHT = 100;
 const BULK_CHUNK = 1_000;
 // The reminder pipeline's worker: three batches of 100 reminders in flight.
 const WORKER_CONCURRENCY = 300;
@@ -112,6 +125,7 @@ async function main(): Promise<void> {
   let remindersF: PipelineFigures | undefined;
   let schedulingF: SchedulingResult | undefined;
   let apiF: ApiFigures | undefined;
+  let clientsF: ClientFigures | undefined;
   try {
     if (only.has('drain') || only.has('latency') || only.has('enqueue')) {
       for (const system of SYSTEMS)
@@ -149,13 +163,17 @@ async function main(): Promise<void> {
       log(`api: autocannon, 50 connections, ${SIZES.apiSeconds} s per run`);
       apiF = await apiBench(server.adminUrl, SIZES.apiSeconds, RUNS, log);
     }
+    if (only.has('clients')) {
+      log(`clients: ${SIZES.pushes} pushes per client, ${PUSHES_IN_FLIGHT} in flight, services answering in ${SERVICE_LATENCY_MS} ms`);
+      clientsF = await clientsBench({ messages: SIZES.pushes, inFlight: PUSHES_IN_FLIGHT, latencyMs: SERVICE_LATENCY_MS, runs: RUNS }, log);
+    }
   } finally {
     for (const client of clients.values()) await client.close().catch(() => undefined);
     await server.stop();
   }
   environment.loadAverageAtEnd = loadavg().map((l) => Number(l.toFixed(2)));
 
-  const figures = buildFigures({ drainF, latencyF, enqueueF, remindersF, schedulingF, apiF });
+  const figures = buildFigures({ drainF, latencyF, enqueueF, remindersF, schedulingF, apiF, clientsF });
   const table = markdownTable(figures, environment);
   console.log(table);
   const dir = resolve(ROOT, 'bench/results');
@@ -164,7 +182,7 @@ async function main(): Promise<void> {
   writeFileSync(resolve(dir, `${suffix}.json`), `${JSON.stringify(figures, null, 2)}\n`);
   writeFileSync(
     resolve(dir, `${suffix}.runs.json`),
-    `${JSON.stringify({ environment, drain: drainF, latency: latencyF, enqueue: enqueueF, reminders: remindersF, scheduling: schedulingF, api: apiF }, null, 2)}\n`,
+    `${JSON.stringify({ environment, drain: drainF, latency: latencyF, enqueue: enqueueF, reminders: remindersF, scheduling: schedulingF, api: apiF, clients: clientsF }, null, 2)}\n`,
   );
   writeFileSync(resolve(dir, `${suffix}.md`), `${table}\n`);
   log(`wrote bench/results/${suffix}.json, ${suffix}.runs.json and ${suffix}.md`);
@@ -179,8 +197,27 @@ function buildFigures(f: {
   remindersF?: PipelineFigures;
   schedulingF?: SchedulingResult;
   apiF?: ApiFigures;
+  clientsF?: ClientFigures;
 }): Figure[] {
   const out: Figure[] = [];
+  if (f.clientsF) {
+    const labels = {
+      apns: 'APNs through @parse/node-apn (HTTP/2)',
+      fcm: 'FCM through firebase-admin (HTTP/1.1 keep-alive)',
+      webpush: 'Web Push through web-push (VAPID, encrypted)',
+      expo: 'Expo push API, 100 messages a request',
+    } as const;
+    for (const [client, label] of Object.entries(labels) as [keyof typeof labels, string][]) {
+      out.push({
+        figure: `Device pushes: ${label}, fake answering in ${f.clientsF.latencyMs} ms, ${f.clientsF.inFlight} in flight`,
+        unit: 'pushes/s',
+        nudge: round(f.clientsF.median[client]),
+        peers: {},
+        target: null,
+        met: null,
+      });
+    }
+  }
   if (f.drainF) {
     const m = f.drainF.median;
     const pgBoss = Math.max(m[PGBOSS_100.id]!, m[PGBOSS_1000.id]!);

@@ -2,6 +2,7 @@ import { generateKeyPairSync, randomUUID } from 'node:crypto';
 import http2 from 'node:http2';
 import type { AddressInfo } from 'node:net';
 import { decodeJwt, decodeProtectedHeader, importSPKI, jwtVerify } from 'jose';
+import { answeringAfter } from './latency.js';
 import { testCertificate } from './tls-certificate.js';
 
 /** An APNs token-signing key pair: `privateKey` is what Apple's `.p8` file holds (PKCS#8 PEM). */
@@ -65,64 +66,70 @@ export interface FakeApns {
  * Apple checks (the JWT's ES256 signature, key id and team id, the path and
  * the topic) and answering what a test scripts, in Apple's error format.
  */
-export async function startFakeApns(signing: Pick<ApnsSigningKey, 'keyId' | 'teamId' | 'publicKey'>): Promise<FakeApns> {
+export async function startFakeApns(
+  signing: Pick<ApnsSigningKey, 'keyId' | 'teamId' | 'publicKey'>,
+  options: { latencyMs?: number } = {},
+): Promise<FakeApns> {
   const { cert, key } = await testCertificate();
   const verifyKey = await importSPKI(signing.publicKey, 'ES256');
   const scripts = new Map<string, FakeApnsAnswer[]>();
   const requests: FakeApnsRequest[] = [];
 
   const server = http2.createSecureServer({ cert, key, allowHTTP1: false });
-  server.on('stream', (stream, rawHeaders) => {
-    let text = '';
-    stream.setEncoding('utf8');
-    stream.on('data', (chunk: string) => (text += chunk));
-    stream.on('end', () => {
-      void (async () => {
-        const headers: Record<string, string> = {};
-        for (const [name, value] of Object.entries(rawHeaders)) {
-          if (typeof value === 'string' || typeof value === 'number') headers[name] = String(value);
-        }
-        const path = headers[':path'] ?? '';
-        const token = /^\/3\/device\/([^/?]+)$/.exec(path)?.[1] ?? '';
-        const authorization = headers.authorization ?? '';
-        const jwt = /^bearer (.+)$/i.exec(authorization)?.[1];
-        let jwtValid = false;
-        if (jwt) {
-          try {
-            const { protectedHeader } = await jwtVerify(jwt, verifyKey, { issuer: signing.teamId, algorithms: ['ES256'] });
-            jwtValid = protectedHeader.kid === signing.keyId;
-          } catch {
-            jwtValid = false;
+  server.on(
+    'stream',
+    answeringAfter(options.latencyMs, (stream: http2.ServerHttp2Stream, rawHeaders: http2.IncomingHttpHeaders) => {
+      let text = '';
+      stream.setEncoding('utf8');
+      stream.on('data', (chunk: string) => (text += chunk));
+      stream.on('end', () => {
+        void (async () => {
+          const headers: Record<string, string> = {};
+          for (const [name, value] of Object.entries(rawHeaders)) {
+            if (typeof value === 'string' || typeof value === 'number') headers[name] = String(value);
           }
-        }
-        let body: unknown;
-        try {
-          body = text ? JSON.parse(text) : undefined;
-        } catch {
-          body = text;
-        }
+          const path = headers[':path'] ?? '';
+          const token = /^\/3\/device\/([^/?]+)$/.exec(path)?.[1] ?? '';
+          const authorization = headers.authorization ?? '';
+          const jwt = /^bearer (.+)$/i.exec(authorization)?.[1];
+          let jwtValid = false;
+          if (jwt) {
+            try {
+              const { protectedHeader } = await jwtVerify(jwt, verifyKey, { issuer: signing.teamId, algorithms: ['ES256'] });
+              jwtValid = protectedHeader.kid === signing.keyId;
+            } catch {
+              jwtValid = false;
+            }
+          }
+          let body: unknown;
+          try {
+            body = text ? JSON.parse(text) : undefined;
+          } catch {
+            body = text;
+          }
 
-        // Apple's own checks come first, as the real service would answer them.
-        let answer: FakeApnsAnswer;
-        if (headers[':method'] !== 'POST' || !token) answer = { status: 404, reason: 'BadPath' };
-        else if (!jwt) answer = { status: 403, reason: 'MissingProviderToken' };
-        else if (!jwtValid) answer = { status: 403, reason: 'InvalidProviderToken' };
-        else if (!headers['apns-topic']) answer = { status: 400, reason: 'MissingTopic' };
-        else answer = scripts.get(token)?.shift() ?? { status: 200 };
+          // Apple's own checks come first, as the real service would answer them.
+          let answer: FakeApnsAnswer;
+          if (headers[':method'] !== 'POST' || !token) answer = { status: 404, reason: 'BadPath' };
+          else if (!jwt) answer = { status: 403, reason: 'MissingProviderToken' };
+          else if (!jwtValid) answer = { status: 403, reason: 'InvalidProviderToken' };
+          else if (!headers['apns-topic']) answer = { status: 400, reason: 'MissingTopic' };
+          else answer = scripts.get(token)?.shift() ?? { status: 200 };
 
-        const status = answer.status ?? 200;
-        requests.push({ path, token, headers, jwt, jwtValid, body, status, reason: answer.reason });
-        if (answer.delayMs) await new Promise((resolve) => setTimeout(resolve, answer.delayMs));
-        if (stream.destroyed) return;
-        const apnsId = headers['apns-id'] ?? randomUUID().toUpperCase();
-        stream.respond({ ':status': status, 'apns-id': apnsId, ...answer.headers });
-        if (status === 200) return stream.end();
-        const error: Record<string, unknown> = { reason: answer.reason ?? 'InternalServerError' };
-        if (answer.timestamp !== undefined) error.timestamp = answer.timestamp;
-        stream.end(JSON.stringify(error));
-      })();
-    });
-  });
+          const status = answer.status ?? 200;
+          requests.push({ path, token, headers, jwt, jwtValid, body, status, reason: answer.reason });
+          if (answer.delayMs) await new Promise((resolve) => setTimeout(resolve, answer.delayMs));
+          if (stream.destroyed) return;
+          const apnsId = headers['apns-id'] ?? randomUUID().toUpperCase();
+          stream.respond({ ':status': status, 'apns-id': apnsId, ...answer.headers });
+          if (status === 200) return stream.end();
+          const error: Record<string, unknown> = { reason: answer.reason ?? 'InternalServerError' };
+          if (answer.timestamp !== undefined) error.timestamp = answer.timestamp;
+          stream.end(JSON.stringify(error));
+        })();
+      });
+    }),
+  );
   // Clients close sessions abruptly in some tests; that is not the fake's failure.
   server.on('sessionError', () => undefined);
 

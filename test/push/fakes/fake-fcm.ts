@@ -1,8 +1,10 @@
 import { randomUUID } from 'node:crypto';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import https from 'node:https';
 import type { AddressInfo } from 'node:net';
 import tls from 'node:tls';
 import type { FcmConnect } from '@nudge/push';
+import { answeringAfter } from './latency.js';
 import { testCertificate } from './tls-certificate.js';
 
 /** One scripted answer; a 200 with a message name unless `status` says otherwise. */
@@ -47,63 +49,66 @@ export interface FakeFcm {
  * It checks the path, host and bearer token and answers scripted errors in the
  * v1 format, `{error: {code, message, status, details: [FcmError]}}`.
  */
-export async function startFakeFcm(options: { projectId?: string; accessToken?: string } = {}): Promise<FakeFcm> {
+export async function startFakeFcm(options: { projectId?: string; accessToken?: string; latencyMs?: number } = {}): Promise<FakeFcm> {
   const projectId = options.projectId ?? 'nudge-test';
   const accessToken = options.accessToken ?? `ya29.test-${randomUUID()}`;
   const { cert, key } = await testCertificate();
   const scripts = new Map<string, FakeFcmAnswer[]>();
   const requests: FakeFcmRequest[] = [];
 
-  const server = https.createServer({ cert, key }, (req, res) => {
-    let text = '';
-    req.setEncoding('utf8');
-    req.on('data', (chunk: string) => (text += chunk));
-    req.on('end', () => {
-      let body: FakeFcmRequest['body'];
-      try {
-        body = JSON.parse(text) as FakeFcmRequest['body'];
-      } catch {
-        body = {};
-      }
-      const token = typeof body.message?.token === 'string' ? body.message.token : '';
-      let answer: FakeFcmAnswer;
-      if (req.method !== 'POST' || req.url !== `/v1/projects/${projectId}/messages:send`) {
-        answer = { status: 404, grpcStatus: 'NOT_FOUND', message: `no such method ${req.url}` };
-      } else if (req.headers.authorization !== `Bearer ${accessToken}`) {
-        answer = { status: 401, grpcStatus: 'UNAUTHENTICATED', message: 'Request had invalid authentication credentials.' };
-      } else {
-        answer = scripts.get(token)?.shift() ?? {};
-      }
-      const status = answer.status ?? 200;
-      requests.push({
-        method: req.method ?? '',
-        path: req.url ?? '',
-        host: req.headers.host,
-        authorization: req.headers.authorization,
-        body,
-        status,
+  const server = https.createServer(
+    { cert, key },
+    answeringAfter(options.latencyMs, (req: IncomingMessage, res: ServerResponse) => {
+      let text = '';
+      req.setEncoding('utf8');
+      req.on('data', (chunk: string) => (text += chunk));
+      req.on('end', () => {
+        let body: FakeFcmRequest['body'];
+        try {
+          body = JSON.parse(text) as FakeFcmRequest['body'];
+        } catch {
+          body = {};
+        }
+        const token = typeof body.message?.token === 'string' ? body.message.token : '';
+        let answer: FakeFcmAnswer;
+        if (req.method !== 'POST' || req.url !== `/v1/projects/${projectId}/messages:send`) {
+          answer = { status: 404, grpcStatus: 'NOT_FOUND', message: `no such method ${req.url}` };
+        } else if (req.headers.authorization !== `Bearer ${accessToken}`) {
+          answer = { status: 401, grpcStatus: 'UNAUTHENTICATED', message: 'Request had invalid authentication credentials.' };
+        } else {
+          answer = scripts.get(token)?.shift() ?? {};
+        }
+        const status = answer.status ?? 200;
+        requests.push({
+          method: req.method ?? '',
+          path: req.url ?? '',
+          host: req.headers.host,
+          authorization: req.headers.authorization,
+          body,
+          status,
+        });
+        if (answer.rawBody !== undefined) {
+          res.writeHead(status, { 'content-type': 'text/html', ...answer.headers });
+          res.end(answer.rawBody);
+          return;
+        }
+        res.writeHead(status, { 'content-type': 'application/json; charset=UTF-8', ...answer.headers });
+        if (status === 200) {
+          res.end(JSON.stringify({ name: `projects/${projectId}/messages/${randomUUID()}` }));
+          return;
+        }
+        const error: Record<string, unknown> = {
+          code: status,
+          message: answer.message ?? answer.errorCode ?? 'error',
+          status: answer.grpcStatus ?? 'UNKNOWN',
+        };
+        if (answer.errorCode) {
+          error.details = [{ '@type': 'type.googleapis.com/google.firebase.fcm.v1.FcmError', errorCode: answer.errorCode }];
+        }
+        res.end(JSON.stringify({ error }));
       });
-      if (answer.rawBody !== undefined) {
-        res.writeHead(status, { 'content-type': 'text/html', ...answer.headers });
-        res.end(answer.rawBody);
-        return;
-      }
-      res.writeHead(status, { 'content-type': 'application/json; charset=UTF-8', ...answer.headers });
-      if (status === 200) {
-        res.end(JSON.stringify({ name: `projects/${projectId}/messages/${randomUUID()}` }));
-        return;
-      }
-      const error: Record<string, unknown> = {
-        code: status,
-        message: answer.message ?? answer.errorCode ?? 'error',
-        status: answer.grpcStatus ?? 'UNKNOWN',
-      };
-      if (answer.errorCode) {
-        error.details = [{ '@type': 'type.googleapis.com/google.firebase.fcm.v1.FcmError', errorCode: answer.errorCode }];
-      }
-      res.end(JSON.stringify({ error }));
-    });
-  });
+    }),
+  );
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as AddressInfo;
 

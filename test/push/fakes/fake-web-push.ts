@@ -1,6 +1,8 @@
 import { createECDH, createPublicKey, createDecipheriv, hkdfSync, randomBytes, verify } from 'node:crypto';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import https from 'node:https';
 import type { AddressInfo } from 'node:net';
+import { answeringAfter } from './latency.js';
 import { testCertificate } from './tls-certificate.js';
 
 /** One scripted answer; 201 Created unless `status` says otherwise. */
@@ -48,41 +50,44 @@ export interface FakeWebPush {
  * (RFC 8188 / 8291) with the subscription's private key — written here from
  * the RFCs with node:crypto, not with the library under test.
  */
-export async function startFakeWebPush(): Promise<FakeWebPush> {
+export async function startFakeWebPush(options: { latencyMs?: number } = {}): Promise<FakeWebPush> {
   const { cert, key } = await testCertificate();
   const browsers = new Map<string, FakeBrowser>();
   const scripts = new Map<string, FakeWebPushAnswer[]>();
   const requests: FakeWebPushRequest[] = [];
   let counter = 0;
 
-  const server = https.createServer({ cert, key }, (req, res) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (chunk: Buffer) => chunks.push(chunk));
-    req.on('end', () => {
-      const id = /^\/push\/([^/?]+)$/.exec(req.url ?? '')?.[1] ?? '';
-      const browser = browsers.get(id);
-      const answer = scripts.get(id)?.shift() ?? {
-        status: 201,
-        headers: { location: `${origin}/message/${randomBytes(6).toString('hex')}` },
-      };
-      const status = browser ? answer.status : 404;
-      const headers: Record<string, string | undefined> = {};
-      for (const name of ['authorization', 'ttl', 'urgency', 'topic', 'content-encoding', 'content-type']) {
-        headers[name] = req.headers[name] as string | undefined;
-      }
-      let payload: unknown = null;
-      if (browser) {
-        try {
-          payload = JSON.parse(decryptAes128gcm(Buffer.concat(chunks), browser).toString('utf8'));
-        } catch (error) {
-          payload = { undecryptable: (error as Error).message };
+  const server = https.createServer(
+    { cert, key },
+    answeringAfter(options.latencyMs, (req: IncomingMessage, res: ServerResponse) => {
+      const chunks: Buffer[] = [];
+      req.on('data', (chunk: Buffer) => chunks.push(chunk));
+      req.on('end', () => {
+        const id = /^\/push\/([^/?]+)$/.exec(req.url ?? '')?.[1] ?? '';
+        const browser = browsers.get(id);
+        const answer = scripts.get(id)?.shift() ?? {
+          status: 201,
+          headers: { location: `${origin}/message/${randomBytes(6).toString('hex')}` },
+        };
+        const status = browser ? answer.status : 404;
+        const headers: Record<string, string | undefined> = {};
+        for (const name of ['authorization', 'ttl', 'urgency', 'topic', 'content-encoding', 'content-type']) {
+          headers[name] = req.headers[name] as string | undefined;
         }
-      }
-      requests.push({ browser: id, status, headers, vapid: checkVapid(headers.authorization), payload });
-      res.writeHead(status, answer.headers ?? {});
-      res.end(answer.body ?? '');
-    });
-  });
+        let payload: unknown = null;
+        if (browser) {
+          try {
+            payload = JSON.parse(decryptAes128gcm(Buffer.concat(chunks), browser).toString('utf8'));
+          } catch (error) {
+            payload = { undecryptable: (error as Error).message };
+          }
+        }
+        requests.push({ browser: id, status, headers, vapid: checkVapid(headers.authorization), payload });
+        res.writeHead(status, answer.headers ?? {});
+        res.end(answer.body ?? '');
+      });
+    }),
+  );
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const origin = `https://localhost:${(server.address() as AddressInfo).port}`;
 
