@@ -83,13 +83,13 @@ export function IsLocalizedText(limits: { minLength: number; maxLength: number }
 }
 
 /** The OpenAPI schema of localized text: a string, or an object of strings by BCP 47 tag. */
-export function localizedTextSchema(maxLength: number, example: Record<string, string>) {
+export function localizedTextSchema(maxLength: number, example: Record<string, string>, minLength = 0) {
   return {
     oneOf: [
-      { type: 'string', maxLength },
+      { type: 'string', ...(minLength > 0 ? { minLength } : {}), maxLength },
       {
         type: 'object',
-        additionalProperties: { type: 'string', maxLength },
+        additionalProperties: { type: 'string', ...(minLength > 0 ? { minLength } : {}), maxLength },
         minProperties: 1,
         maxProperties: MAX_LOCALIZED_VARIANTS,
         example,
@@ -104,7 +104,7 @@ export function localizedTextSchema(maxLength: number, example: Record<string, s
  * `body` (optional, nullable, up to `maxLength`): validation and OpenAPI.
  */
 export function LocalizedTextProperty(field: 'title' | 'body', maxLength: number, example: string, localized: Record<string, string>) {
-  const schema = { example, ...localizedTextSchema(maxLength, localized) };
+  const schema = { example, ...localizedTextSchema(maxLength, localized, field === 'title' ? 1 : 0) };
   return field === 'title'
     ? applyDecorators(ApiProperty(schema), IsLocalizedText({ minLength: 1, maxLength }))
     : applyDecorators(
