@@ -196,6 +196,9 @@ describe('localized text end to end', () => {
       // Readers that want one string (the ops timeline, the dashboard) get the default text from `title`.
       const { rows } = await db.pool.query(`SELECT title, title_i18n FROM reminders WHERE id = $1`, [created.body.id]);
       expect(rows[0]).toEqual({ title: 'Pill', title_i18n: null });
+      // The ops user view lists the reminder with what was stored.
+      const view = await api.request('GET', '/v1/ops/users/loc-r5', { token: ops });
+      expect(view.body.reminders).toEqual([expect.objectContaining({ title: 'Pill', defaultLocale: null, version: 3 })]);
     });
   });
 
@@ -241,6 +244,10 @@ describe('localized text end to end', () => {
       const big = await notify({ userId: 'loc-n3', title: { en: 'Hi', de: 'Hallo' }, body: { en: 'ok', de: 'ß'.repeat(2000) } });
       expect(big.status).toBe(400);
       expect(big.body.errors).toEqual([{ path: 'body.de', message: expect.stringMatching(/^body\.de: .* over the \d+-byte limit/) }]);
+      // The operator sees it by its default title: the first key given (en), not jsonb's first (de).
+      const view = await api.request('GET', '/v1/ops/users/loc-n3', { token: ops });
+      expect(view.status).toBe(200);
+      expect(view.body.timeline.items.map((e: { title: string }) => e.title)).toEqual(['Hi']);
       const defaultMissing = await notify({ userId: 'loc-n3', title: { en: 'Hi' }, defaultLocale: 'de' });
       expect(defaultMissing.status).toBe(400);
       expect(defaultMissing.body.errors[0].path).toBe('defaultLocale');
