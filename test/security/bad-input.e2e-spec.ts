@@ -275,8 +275,9 @@ describe('bad input', () => {
 
   it('reminders: POST with any body and Idempotency-Key', async () => {
     const reminder = bodyOf({
-      title: fc.constantFrom('Stretch', 'Water'),
-      body: fc.constantFrom(null, 'Two minutes'),
+      title: fc.constantFrom('Stretch', 'Water', { en: 'Stretch', 'de-at': 'Dehnen' }, { 'pt-BR': 'Alongar', en_US: 'x' }),
+      body: fc.constantFrom(null, 'Two minutes', { en: 'Two minutes', de: 'Zwei Minuten' }),
+      defaultLocale: fc.constantFrom('en', 'de-AT', 'pt-br'),
       localTime: fc.constantFrom('08:00', '02:30', ...TIME_ISH),
       timeZone: fc.constantFrom('Europe/Berlin', 'America/Ciudad_Juarez', ...ZONE_ISH),
       recurrence: fc.constantFrom('FREQ=DAILY', 'FREQ=WEEKLY;BYDAY=MO,FR', 'FREQ=MONTHLY;BYMONTHDAY=-1', ...RULE_ISH),
@@ -302,7 +303,9 @@ describe('bad input', () => {
   it('reminders: GET, PATCH, DELETE, occurrences and deliveries with any id, query and body', async () => {
     const ids = fc.oneof({ weight: 2, arbitrary: fc.constant('REAL') }, { weight: 3, arbitrary: pathSegment });
     const patch = bodyOf({
-      title: fc.constantFrom('Renamed'),
+      title: fc.constantFrom('Renamed', { de: 'Umbenannt', fr: 'Renommé' }),
+      body: fc.constantFrom(null, { en: 'Two minutes' }),
+      defaultLocale: fc.constantFrom('fr', 'en'),
       localTime: fc.constantFrom('09:15', ...TIME_ISH),
       timeZone: fc.constantFrom(null, 'Asia/Tokyo', ...ZONE_ISH),
       recurrence: fc.constantFrom('FREQ=DAILY', ...RULE_ISH),
@@ -393,8 +396,9 @@ describe('bad input', () => {
   it('notifications and token cleanup: POST with any body', async () => {
     const notification = bodyOf({
       userId: fc.constantFrom('alice', 'nobody-yet'),
-      title: fc.constantFrom('Your order shipped'),
-      body: fc.constantFrom(null, 'Arriving Thursday'),
+      title: fc.constantFrom('Your order shipped', { en: 'Your order shipped', DE: 'Versandt' }),
+      body: fc.constantFrom(null, 'Arriving Thursday', { de: 'Donnerstag', 'zh-hant-tw': '星期四' }),
+      defaultLocale: fc.constantFrom('de', 'en'),
       data: fc.oneof(fc.constant(null), fc.dictionary(fc.string({ maxLength: 10 }), fc.jsonValue({ maxDepth: 2 }), { maxKeys: 4 })),
       idempotencyKey: fc.stringMatching(/^[a-z0-9-]{1,20}$/),
       timeSensitive: fc.boolean(),

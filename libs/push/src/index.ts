@@ -5,6 +5,7 @@ export * from './device-token.js';
 export * from './expo-receipts.service.js';
 export * from './expo.provider.js';
 export * from './fcm.provider.js';
+export * from './localized-text.js';
 export * from './mask-token.js';
 export * from './metrics.js';
 export * from './notifications.service.js';

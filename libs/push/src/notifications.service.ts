@@ -5,16 +5,21 @@ import { Clock, DomainError } from '@nudge/config';
 import { PG_POOL } from '@nudge/database';
 import { enqueue, type QueryExecutor } from '@nudge/queue';
 import { optionalCategory } from '@nudge/users';
+import { type LocalizedText, localizedFields } from './localized-text.js';
 import { assertPayloadFits } from './payload-limit.js';
 
 export const SEND_NOTIFICATION = 'send_notification';
 const MAX_ATTEMPTS = 8;
+const TEXT_LIMITS = { title: { minLength: 1, maxLength: 200 }, body: { minLength: 0, maxLength: 2000 } };
 
 /** An event push to one user, e.g. "your order shipped". */
 export interface NotificationInput {
   userId: string;
-  title: string;
-  body?: string | null;
+  /** A string, or a map by BCP 47 tag (each device gets its language). */
+  title: LocalizedText;
+  body?: LocalizedText | null;
+  /** The language of a localized title or body shown when none fits; default: the first key of title. */
+  defaultLocale?: string;
   /** Passed through to the app (deep links). */
   data?: Record<string, unknown> | null;
   /** The caller's id for this event: the same key twice makes one job. */
@@ -27,8 +32,10 @@ export interface NotificationInput {
 
 export interface SendNotificationPayload {
   userId: string;
-  title: string;
-  body: string | null;
+  title: LocalizedText;
+  body: LocalizedText | null;
+  /** Canonical; present only when title or body is localized (so payloads of older jobs compare equal). */
+  defaultLocale?: string;
   data: Record<string, unknown> | null;
   timeSensitive: boolean;
   /** Lower case; absent when the notification has none (so payloads of older jobs compare equal). */
@@ -58,12 +65,14 @@ export class NotificationsService {
 
   async notify(executor: QueryExecutor, input: NotificationInput): Promise<NotificationAccepted> {
     const category = optionalCategory(input.category);
+    const text = localizedFields(input, TEXT_LIMITS);
     // Through JSON, as the job will store it, so that a repeat compares equal.
     const payload = JSON.parse(
       JSON.stringify({
         userId: input.userId,
-        title: input.title,
-        body: input.body ?? null,
+        title: text.title,
+        body: text.body,
+        ...(text.defaultLocale ? { defaultLocale: text.defaultLocale } : {}),
         data: input.data ?? null,
         timeSensitive: input.timeSensitive ?? false,
         ...(category ? { category } : {}),
@@ -71,7 +80,7 @@ export class NotificationsService {
     ) as SendNotificationPayload;
     assertPayloadFits({
       title: payload.title,
-      body: payload.body ?? undefined,
+      body: payload.body,
       data: payload.data ?? undefined,
       timeSensitive: payload.timeSensitive,
     });

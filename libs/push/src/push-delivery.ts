@@ -4,6 +4,7 @@ import { type NewEvent, recordEvents } from '@nudge/events';
 import { tracingEnabled } from '@nudge/queue';
 import { collapseIdFor } from './collapse-id.js';
 import { deactivateRejectedDevices } from './device-deactivation.js';
+import { type LocalizedText, pickText } from './localized-text.js';
 import type { PushMetrics } from './metrics.js';
 import type { PushMessage, PushOutcome, PushPlatform, PushProvider, SendOptions, SqlExecutor } from './push-provider.js';
 import type { PushProviders } from './provider-registry.js';
@@ -19,8 +20,11 @@ import { endPushSpan, startPushSpan } from './push-spans.js';
 export interface DeliveryRequest {
   jobId: string;
   userId: string;
-  title: string;
-  body?: string | null;
+  /** A string, or a map by BCP 47 tag: each device gets its locale's, else its user's, else the default. */
+  title: LocalizedText;
+  body?: LocalizedText | null;
+  /** The language of a localized title or body shown when neither locale fits. */
+  defaultLocale?: string | null;
   data?: Record<string, unknown> | null;
   /**
    * What the push collapses on, when not on its job alone: every job with the
@@ -60,6 +64,8 @@ interface LedgerDevice {
   installation_id: string;
   platform: PushPlatform;
   push_token: string;
+  locale: string | null;
+  user_locale: string | null;
   ledger_status: string | null;
   ledger_error: string | null;
 }
@@ -119,9 +125,11 @@ export class PushDelivery {
     if (requests.length === 0) return [];
     const devices = rowsOf<LedgerDevice>(
       await this.db.query(
-        `SELECT r.job_id::text AS job_id, d.id, d.installation_id, d.platform, d.push_token, pd.status AS ledger_status, pd.error AS ledger_error
+        `SELECT r.job_id::text AS job_id, d.id, d.installation_id, d.platform, d.push_token, d.locale, u.locale AS user_locale,
+                pd.status AS ledger_status, pd.error AS ledger_error
            FROM unnest($1::bigint[], $2::text[]) AS r(job_id, user_id)
            JOIN devices d ON d.user_id = r.user_id
+           LEFT JOIN users u ON u.id = r.user_id
            LEFT JOIN push_deliveries pd ON pd.job_id = r.job_id AND pd.device_id = d.id
           WHERE d.active OR pd.status IS NOT NULL
           ORDER BY r.job_id, d.created_at, d.id`,
@@ -289,8 +297,7 @@ export class PushDelivery {
         const messages = group.map(({ request, device, collapseId }): PushMessage => ({
           token: device.push_token,
           platform: device.platform,
-          title: request.title,
-          body: request.body ?? undefined,
+          ...textFor(request, device),
           data: request.data ?? undefined,
           collapseId,
           expiresAt: request.expiresAt,
@@ -354,6 +361,15 @@ export class PushDelivery {
       await recordEvents(tx, [...events, ...deactivated.events], now);
     });
   }
+}
+
+/** The title and body this device shows: its locale's, else its user's, else the default language's. */
+function textFor(request: DeliveryRequest, device: LedgerDevice): Pick<PushMessage, 'title' | 'body'> {
+  const preferred = [device.locale, device.user_locale];
+  return {
+    title: pickText(request.title, preferred, request.defaultLocale),
+    body: request.body === null || request.body === undefined ? undefined : pickText(request.body, preferred, request.defaultLocale),
+  };
 }
 
 function deviceData(send: Send): Record<string, unknown> {

@@ -86,6 +86,7 @@ export class SendNotificationHandler {
         userId: payload.userId,
         title: payload.title,
         body: payload.body,
+        defaultLocale: payload.defaultLocale,
         data: payload.data,
         // `notification:<key>`: a notification collapses on its idempotency key.
         collapseKey: job.idempotencyKey ?? undefined,

@@ -14,6 +14,18 @@ export class ReminderEntity {
   @Column({ type: 'text', nullable: true })
   body: string | null;
 
+  /** The title by BCP 47 tag; null: the plain `title`. `title` then holds the default language's text. */
+  @Column({ name: 'title_i18n', type: 'jsonb', nullable: true })
+  titleI18n: Record<string, string> | null;
+
+  /** The body by BCP 47 tag; null: the plain `body` (which then holds the default language's text). */
+  @Column({ name: 'body_i18n', type: 'jsonb', nullable: true })
+  bodyI18n: Record<string, string> | null;
+
+  /** The language shown when none fits the device or user; null when title and body are plain strings. */
+  @Column({ name: 'default_locale', type: 'text', nullable: true })
+  defaultLocale: string | null;
+
   @Column({ name: 'local_time', type: 'text' })
   localTime: string;
 

@@ -1,3 +1,4 @@
+import type { LocalizedFields, LocalizedText } from '@nudge/push';
 import { localIsoAt } from '@nudge/scheduling';
 import type { OccurrenceRow } from './occurrences.repository.js';
 import type { OccurrenceStatus } from './reminder-plan.js';
@@ -25,8 +26,11 @@ export interface OccurrenceView {
 /** A reminder as the API shows it (and as Idempotency-Key replays store it). */
 export interface ReminderView {
   id: string;
-  title: string;
-  body: string | null;
+  /** As the caller gave it: a string, or a map by BCP 47 tag. */
+  title: LocalizedText;
+  body: LocalizedText | null;
+  /** The default language of a localized title or body; null: plain strings. */
+  defaultLocale: string | null;
   localTime: string;
   timeZone: string;
   followsUserTimeZone: boolean;
@@ -42,12 +46,16 @@ export interface ReminderView {
   updatedAt: string;
 }
 
+/** A reminder's title and body as the caller gave them: strings or maps by BCP 47 tag. */
+export function textOf(reminder: Pick<ReminderEntity, 'title' | 'body' | 'titleI18n' | 'bodyI18n' | 'defaultLocale'>): LocalizedFields {
+  return { title: reminder.titleI18n ?? reminder.title, body: reminder.bodyI18n ?? reminder.body, defaultLocale: reminder.defaultLocale };
+}
+
 export function toReminderView(reminder: ReminderEntity, userTimeZone: string, next: { at: Date } | null): ReminderView {
   const zone = reminder.timeZone ?? userTimeZone;
   return {
     id: reminder.id,
-    title: reminder.title,
-    body: reminder.body,
+    ...textOf(reminder),
     localTime: reminder.localTime,
     timeZone: zone,
     followsUserTimeZone: reminder.timeZone === null,

@@ -3,7 +3,7 @@ import { Injectable, type OnModuleInit } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { type DataSource, type EntityManager, IsNull, Not } from 'typeorm';
 import { Clock, DomainError } from '@nudge/config';
-import { assertPayloadFits } from '@nudge/push';
+import { assertPayloadFits, defaultText, type LocalizedFields, localizedFields, type LocalizedText } from '@nudge/push';
 import { queryRows } from '@nudge/queue';
 import { localIsoAt, nextOccurrence, validateSchedule } from '@nudge/scheduling';
 import { canonicalZoneOrFail, optionalCategory, UserEntity, UserEvents, UsersService } from '@nudge/users';
@@ -12,11 +12,14 @@ import { scheduledOccurrences } from './occurrences.repository.js';
 import { loadOwnReminder, UUID } from './own-reminder.js';
 import { ReminderEntity } from './reminder.entity.js';
 import { REMINDER_ACTION_CATEGORY, scheduleOf, type UserFacts } from './reminder-plan.js';
-import { type ReminderView, toReminderView } from './reminder.view.js';
+import { type ReminderView, textOf, toReminderView } from './reminder.view.js';
 
 export interface ReminderInput {
-  title: string;
-  body?: string | null;
+  /** A string, or a map by BCP 47 tag. */
+  title: LocalizedText;
+  body?: LocalizedText | null;
+  /** The language of a localized title or body shown when none fits; default: the first key of title. */
+  defaultLocale?: string;
   localTime: string;
   /** Omitted or null: follow the user's zone. */
   timeZone?: string | null;
@@ -75,7 +78,8 @@ export class RemindersService implements OnModuleInit {
    * again, and the same key with another body is a 409.
    */
   async create(userId: string, input: ReminderInput, idempotencyKey?: string): Promise<ReminderView> {
-    checkPushSize(input);
+    const text = localizedFields(input, TEXT_LIMITS);
+    checkPushSize({ ...text, data: input.data ?? null });
     return this.dataSource.transaction(async (tx) => {
       const user = await this.users.lock(tx, userId);
       if (!user) throw DomainError.conflict('The user has no profile yet: create it with PUT /v1/me first.');
@@ -87,8 +91,7 @@ export class RemindersService implements OnModuleInit {
       const timeZone = input.timeZone ? canonicalZoneOrFail(input.timeZone) : null;
       const values = {
         userId,
-        title: input.title,
-        body: input.body ?? null,
+        ...storedText(text),
         localTime: input.localTime,
         timeZone,
         recurrence: input.recurrence ?? null,
@@ -158,8 +161,9 @@ export class RemindersService implements OnModuleInit {
       const now = this.clock.now();
       const before = { ...scheduleOf(reminder, user), enabled: reminder.enabled };
       const categoryBefore = reminder.category;
-      if (patch.title !== undefined) reminder.title = patch.title;
-      if (patch.body !== undefined) reminder.body = patch.body;
+      if (patch.title !== undefined || patch.body !== undefined || patch.defaultLocale !== undefined) {
+        Object.assign(reminder, storedText(patchedText(reminder, patch)));
+      }
       if (patch.localTime !== undefined) reminder.localTime = patch.localTime;
       if (patch.timeZone !== undefined) reminder.timeZone = patch.timeZone === null ? null : canonicalZoneOrFail(patch.timeZone);
       if (patch.recurrence !== undefined) reminder.recurrence = patch.recurrence;
@@ -168,7 +172,7 @@ export class RemindersService implements OnModuleInit {
       if (patch.timeSensitive !== undefined) reminder.timeSensitive = patch.timeSensitive;
       if (patch.category !== undefined) reminder.category = optionalCategory(patch.category);
       if (patch.data !== undefined) reminder.data = patch.data;
-      checkPushSize(reminder);
+      checkPushSize({ ...textOf(reminder), data: reminder.data });
       const after = { ...scheduleOf(reminder, user), enabled: reminder.enabled };
       const replan = JSON.stringify(before) !== JSON.stringify(after);
       if (replan && reminder.enabled) {
@@ -280,13 +284,40 @@ export class RemindersService implements OnModuleInit {
  * in 4 KiB. Measured as SendReminderHandler builds it, with the keys it adds
  * to `data` (placeholders of the real lengths).
  */
-function checkPushSize(reminder: Pick<ReminderInput, 'title' | 'body' | 'data'>): void {
+function checkPushSize(reminder: Pick<LocalizedFields, 'title' | 'body'> & Pick<ReminderInput, 'data'>): void {
   assertPayloadFits({
     title: reminder.title,
-    body: reminder.body ?? undefined,
+    body: reminder.body,
     data: { ...(reminder.data ?? {}), reminderId: '00000000-0000-0000-0000-000000000000', occurrence: '2000-01-01' },
     actionCategory: REMINDER_ACTION_CATEGORY,
   });
+}
+
+const TEXT_LIMITS = { title: { minLength: 1, maxLength: 200 }, body: { minLength: 0, maxLength: 1000 } };
+
+/** The columns of a title and body: the default language's text in `title`/`body`, the maps beside them. */
+function storedText(text: LocalizedFields): Pick<ReminderEntity, 'title' | 'body' | 'titleI18n' | 'bodyI18n' | 'defaultLocale'> {
+  return {
+    title: defaultText(text.title, text.defaultLocale),
+    body: text.body === null ? null : defaultText(text.body, text.defaultLocale),
+    titleI18n: typeof text.title === 'string' ? null : text.title,
+    bodyI18n: text.body === null || typeof text.body === 'string' ? null : text.body,
+    defaultLocale: text.defaultLocale,
+  };
+}
+
+/**
+ * A PATCH of title, body or defaultLocale, checked as a whole: the stored
+ * default language carries over unless the patch names another, so a map that
+ * lacks it is a 400 asking for defaultLocale; with no map left it is dropped.
+ */
+function patchedText(reminder: ReminderEntity, patch: Partial<ReminderInput>): LocalizedFields {
+  const current = textOf(reminder);
+  const title = patch.title !== undefined ? patch.title : current.title;
+  const body = patch.body !== undefined ? patch.body : current.body;
+  const localized = typeof title === 'object' || (body !== null && typeof body === 'object');
+  const defaultLocale = patch.defaultLocale ?? (localized ? (current.defaultLocale ?? undefined) : undefined);
+  return localizedFields({ title, body, defaultLocale }, TEXT_LIMITS);
 }
 
 /**

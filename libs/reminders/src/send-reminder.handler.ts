@@ -10,6 +10,7 @@ import { nextOccurrence } from '@nudge/scheduling';
 import { loadCategoryPreferences, preferenceOf, underPreference } from '@nudge/users';
 import { type ChainLink, OccurrenceScheduler } from './occurrence-scheduler.js';
 import { clearSnoozes, deferOccurrences, type Settlement, settleOccurrences } from './occurrences.repository.js';
+import { textOf } from './reminder.view.js';
 import {
   allowedFrom,
   isStale,
@@ -27,6 +28,9 @@ interface ReminderRow extends Omit<ReminderFacts, 'timeZone'>, UserFacts {
   reminderTimeZone: string | null;
   title: string;
   body: string | null;
+  titleI18n: Record<string, string> | null;
+  bodyI18n: Record<string, string> | null;
+  defaultLocale: string | null;
   data: Record<string, unknown> | null;
   enabled: boolean;
   notificationsEnabled: boolean;
@@ -79,6 +83,7 @@ export class SendReminderHandler {
     const rows = await queryRows<ReminderRow>(
       this.pool,
       `SELECT k.job_id::text AS "jobId", r.id, r.user_id AS "userId", r.title, r.body, r.data, r.enabled, r.version,
+              r.title_i18n AS "titleI18n", r.body_i18n AS "bodyI18n", r.default_locale AS "defaultLocale",
               r.local_time AS "localTime", r.time_zone AS "reminderTimeZone", r.recurrence, r.start_date AS "startDate",
               r.time_sensitive AS "timeSensitive", r.category, u.time_zone AS "timeZone", u.quiet_hours_start AS "quietHoursStart",
               u.quiet_hours_end AS "quietHoursEnd", u.notifications_enabled AS "notificationsEnabled",
@@ -163,8 +168,8 @@ export class SendReminderHandler {
         request: {
           jobId: job.id,
           userId: row.userId,
-          title: row.title,
-          body: row.body,
+          // Strings, or maps by language: PushDelivery picks each device's.
+          ...textOf(row),
           data: { ...(row.data ?? {}), reminderId: row.id, occurrence: payload.localDate },
           // One collapse id per reminder: a newer occurrence replaces an older undelivered one, a retry or snooze its own.
           collapseKey: `reminder:${row.id}`,

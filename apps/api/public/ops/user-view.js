@@ -82,7 +82,8 @@ export function createUserView({ client, describe }) {
     const rows = reminders.map((r) => {
       const tr = document.createElement('tr');
       tr.dataset.reminderId = r.id;
-      headerCell(tr, 'Reminder', r.title);
+      // A localized title (a map by language) shows its default language's text.
+      headerCell(tr, 'Reminder', typeof r.title === 'string' ? r.title : (r.title[r.defaultLocale] ?? Object.values(r.title)[0]));
       cell(tr, 'Time', `${r.localTime} ${r.timeZone}${r.followsUserTimeZone ? ' (user zone)' : ''}`);
       cell(tr, 'Repeats', r.recurrence ?? `once, ${r.startDate}`).classList.add('mono');
       cell(tr, 'Enabled', r.enabled ? 'yes' : 'no', r.enabled ? '' : 'warn');

@@ -1,11 +1,20 @@
 import { ValidationPipe, type ValidationError } from '@nestjs/common';
 import { DomainError, type FieldError } from '@nudge/config';
+import { LOCALIZED_TEXT } from './validators.js';
 
 /** Flattens class-validator's tree into `{path, message}` pairs, one per broken rule. */
 export function fieldErrors(errors: ValidationError[], parent = ''): FieldError[] {
   return errors.flatMap((error) => {
     const path = parent ? `${parent}.${error.property}` : error.property;
-    const own = Object.values(error.constraints ?? {}).map((message) => ({ path, message }));
+    const own = Object.entries(error.constraints ?? {}).flatMap(([rule, message]) =>
+      // Localized text: one `path<TAB>message` line per offending variant (`title.de`).
+      rule === LOCALIZED_TEXT
+        ? message.split('\n').map((line) => {
+            const [own, text] = line.split('\t');
+            return { path: parent ? `${parent}.${own}` : own!, message: text ?? line };
+          })
+        : [{ path, message }],
+    );
     return [...own, ...fieldErrors(error.children ?? [], path)];
   });
 }

@@ -1,6 +1,8 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
-import { IsBoolean, IsObject, IsOptional, IsString, Length, Matches, MaxLength, ValidateIf } from 'class-validator';
+import { IsBoolean, IsObject, IsOptional, IsString, Length, Matches, ValidateIf } from 'class-validator';
+import type { LocalizedText } from '@nudge/push';
 import { CATEGORY_PATTERN, CATEGORY_RULE } from '@nudge/users';
+import { DefaultLocaleProperty, LocalizedTextProperty } from '../http/validators.js';
 
 export class CreateNotificationDto {
   @ApiProperty({
@@ -12,17 +14,14 @@ export class CreateNotificationDto {
   @Length(1, 128)
   userId: string;
 
-  @ApiProperty({ example: 'Your order shipped', maxLength: 200 })
-  @IsString()
-  @Length(1, 200)
-  title: string;
+  @LocalizedTextProperty('title', 200, 'Your order shipped', { en: 'Your order shipped', de: 'Ihre Bestellung ist unterwegs' })
+  title: LocalizedText;
 
-  @ApiPropertyOptional({ example: 'Arriving Thursday', maxLength: 2000, nullable: true })
-  @IsOptional()
-  @ValidateIf((_o, v) => v !== null)
-  @IsString()
-  @MaxLength(2000)
-  body?: string | null;
+  @LocalizedTextProperty('body', 2000, 'Arriving Thursday', { en: 'Arriving Thursday', de: 'Ankunft Donnerstag' })
+  body?: LocalizedText | null;
+
+  @DefaultLocaleProperty()
+  defaultLocale?: string;
 
   @ApiPropertyOptional({ description: 'passed through to the app in the push (deep links)', nullable: true })
   @IsOptional()

@@ -2,7 +2,15 @@ import { Inject, Injectable } from '@nestjs/common';
 import type pg from 'pg';
 import { Clock, DomainError } from '@nudge/config';
 import { PG_POOL } from '@nudge/database';
-import { type DeliveryRecord, deliveriesOfJobs, maskPushToken, type UserDeliveryJob, userDeliveryJobs } from '@nudge/push';
+import {
+  type DeliveryRecord,
+  defaultText,
+  deliveriesOfJobs,
+  maskPushToken,
+  type SendNotificationPayload,
+  type UserDeliveryJob,
+  userDeliveryJobs,
+} from '@nudge/push';
 import { getJobs, type Job } from '@nudge/queue';
 import { reminderJobIds, RemindersService, type UserOccurrence, userOccurrences } from '@nudge/reminders';
 import { type DeviceEntity, DevicesService, type UserEntity, UsersService } from '@nudge/users';
@@ -26,13 +34,9 @@ function deviceOf(device: DeviceEntity): OpsDeviceDto {
 
 /** A notification's title as its job carried it (a string, or the default of a localized map). */
 function titleOf(job: Job | undefined): string | null {
-  const title = (job?.payload as { title?: unknown } | undefined)?.title;
-  if (typeof title === 'string') return title;
-  if (title && typeof title === 'object') {
-    const first = Object.values(title).find((v) => typeof v === 'string');
-    return typeof first === 'string' ? first : null;
-  }
-  return null;
+  const payload = job?.payload as Partial<SendNotificationPayload> | undefined;
+  if (!payload?.title || (typeof payload.title !== 'string' && typeof payload.title !== 'object')) return null;
+  return defaultText(payload.title, payload.defaultLocale);
 }
 
 /** What a notification came to, from its per-device rows. */

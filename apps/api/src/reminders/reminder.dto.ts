@@ -1,34 +1,28 @@
 import { ApiProperty, ApiPropertyOptional, OmitType, PartialType } from '@nestjs/swagger';
 import { Type } from 'class-transformer';
-import {
-  IsBoolean,
-  IsInt,
-  IsISO8601,
-  IsObject,
-  IsOptional,
-  IsString,
-  Length,
-  Matches,
-  Max,
-  MaxLength,
-  Min,
-  ValidateIf,
-} from 'class-validator';
+import { IsBoolean, IsInt, IsISO8601, IsObject, IsOptional, IsString, Matches, Max, MaxLength, Min, ValidateIf } from 'class-validator';
 import { CATEGORY_PATTERN, CATEGORY_RULE } from '@nudge/users';
-import { IsIanaTimeZone, IsLocalDate, IsRecurrence, LOCAL_TIME_PATTERN, Omittable } from '../http/validators.js';
+import type { LocalizedText } from '@nudge/push';
+import {
+  DefaultLocaleProperty,
+  IsIanaTimeZone,
+  IsLocalDate,
+  IsRecurrence,
+  LOCAL_TIME_PATTERN,
+  localizedTextSchema,
+  LocalizedTextProperty,
+  Omittable,
+} from '../http/validators.js';
 
 export class CreateReminderDto {
-  @ApiProperty({ example: 'Stretch', maxLength: 200 })
-  @IsString()
-  @Length(1, 200)
-  title: string;
+  @LocalizedTextProperty('title', 200, 'Stretch', { en: 'Take your pill', de: 'Tablette nehmen' })
+  title: LocalizedText;
 
-  @ApiPropertyOptional({ example: 'Two minutes, standing up', maxLength: 1000, nullable: true })
-  @IsOptional()
-  @ValidateIf((_o, v) => v !== null)
-  @IsString()
-  @MaxLength(1000)
-  body?: string | null;
+  @LocalizedTextProperty('body', 1000, 'Two minutes, standing up', { en: 'With water', de: 'Mit Wasser' })
+  body?: LocalizedText | null;
+
+  @DefaultLocaleProperty()
+  defaultLocale?: string;
 
   @ApiProperty({ example: '08:00', description: 'local wall-clock time, HH:mm' })
   @Matches(LOCAL_TIME_PATTERN, { message: 'localTime must be a time HH:mm from 00:00 to 23:59' })
@@ -121,8 +115,14 @@ export class SnoozeDto {
 
 export class ReminderDto {
   @ApiProperty({ format: 'uuid' }) id: string;
-  @ApiProperty() title: string;
-  @ApiProperty({ nullable: true, type: String }) body: string | null;
+  @ApiProperty(localizedTextSchema(200, { en: 'Take your pill', de: 'Tablette nehmen' })) title: LocalizedText;
+  @ApiProperty({ nullable: true, ...localizedTextSchema(1000, { en: 'With water', de: 'Mit Wasser' }) }) body: LocalizedText | null;
+  @ApiProperty({
+    nullable: true,
+    type: String,
+    description: 'the default language of a localized title or body (canonical tag); null: plain strings',
+  })
+  defaultLocale: string | null;
   @ApiProperty() localTime: string;
   @ApiProperty() timeZone: string;
   @ApiProperty() followsUserTimeZone: boolean;
