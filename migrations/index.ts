@@ -12,6 +12,7 @@ import { CategoryPreferences1764664000000 } from './1764664000000-CategoryPrefer
 import { Events1764664100000 } from './1764664100000-Events.js';
 import { JobTraceContext1764664200000 } from './1764664200000-JobTraceContext.js';
 import { WebAndExpoPlatforms1764664300000 } from './1764664300000-WebAndExpoPlatforms.js';
+import { PushFields1764664400000 } from './1764664400000-PushFields.js';
 
 export const migrations = [
   UsersDevicesReminders1764662400000,
@@ -26,4 +27,5 @@ export const migrations = [
   Events1764664100000,
   JobTraceContext1764664200000,
   WebAndExpoPlatforms1764664300000,
+  PushFields1764664400000,
 ];

@@ -6,12 +6,13 @@ import { PG_POOL } from '@nudge/database';
 import { enqueue, type QueryExecutor } from '@nudge/queue';
 import { optionalCategory } from '@nudge/users';
 import { assertPayloadFits } from './payload-limit.js';
+import { mergePushOptions, type PushOptions, type PushOptionsInput, resolveInterruptionLevel } from './push-options.js';
 
 export const SEND_NOTIFICATION = 'send_notification';
 const MAX_ATTEMPTS = 8;
 
 /** An event push to one user, e.g. "your order shipped". */
-export interface NotificationInput {
+export interface NotificationInput extends PushOptionsInput {
   userId: string;
   title: string;
   body?: string | null;
@@ -23,6 +24,8 @@ export interface NotificationInput {
   timeSensitive?: boolean;
   /** The user's preference for this category governs it; omitted or null: the user's settings alone. */
   category?: string | null;
+  /** Seconds the provider keeps it for an offline device, counted from the send; omitted: the provider's default. */
+  ttlSeconds?: number;
 }
 
 export interface SendNotificationPayload {
@@ -33,6 +36,9 @@ export interface SendNotificationPayload {
   timeSensitive: boolean;
   /** Lower case; absent when the notification has none (so payloads of older jobs compare equal). */
   category?: string;
+  /** The push fields that are set; absent when none is (so payloads of older jobs compare equal). */
+  pushOptions?: PushOptions;
+  ttlSeconds?: number;
 }
 
 export interface NotificationAccepted {
@@ -58,6 +64,8 @@ export class NotificationsService {
 
   async notify(executor: QueryExecutor, input: NotificationInput): Promise<NotificationAccepted> {
     const category = optionalCategory(input.category);
+    const level = resolveInterruptionLevel(input.timeSensitive, input.interruptionLevel);
+    const pushOptions = mergePushOptions({}, input, level.interruptionLevel);
     // Through JSON, as the job will store it, so that a repeat compares equal.
     const payload = JSON.parse(
       JSON.stringify({
@@ -65,11 +73,14 @@ export class NotificationsService {
         title: input.title,
         body: input.body ?? null,
         data: input.data ?? null,
-        timeSensitive: input.timeSensitive ?? false,
+        timeSensitive: level.timeSensitive ?? false,
         ...(category ? { category } : {}),
+        ...(Object.keys(pushOptions).length > 0 ? { pushOptions } : {}),
+        ...(input.ttlSeconds !== undefined ? { ttlSeconds: input.ttlSeconds } : {}),
       } satisfies SendNotificationPayload),
     ) as SendNotificationPayload;
     assertPayloadFits({
+      ...payload.pushOptions,
       title: payload.title,
       body: payload.body ?? undefined,
       data: payload.data ?? undefined,

@@ -5,6 +5,7 @@ import { tracingEnabled } from '@nudge/queue';
 import { collapseIdFor } from './collapse-id.js';
 import { deactivateRejectedDevices } from './device-deactivation.js';
 import type { PushMetrics } from './metrics.js';
+import type { PushOptions } from './push-options.js';
 import type { PushMessage, PushOutcome, PushPlatform, PushProvider, SendOptions, SqlExecutor } from './push-provider.js';
 import type { PushProviders } from './provider-registry.js';
 import { endPushSpan, startPushSpan } from './push-spans.js';
@@ -35,6 +36,8 @@ export interface DeliveryRequest {
   timeSensitive?: boolean;
   /** The app's notification category, for its action buttons (a reminder: `NUDGE_REMINDER`). */
   actionCategory?: string;
+  /** sound, badge, threadId, imageUrl, androidChannelId, interruptionLevel, silent (docs/push-fields.md). */
+  pushOptions?: PushOptions;
   /** The job's trace context (jobTraceContext), for the `push <provider>` spans; default: the active one. */
   traceContext?: Context;
   /** An event notification (send_notification): a skip is announced as `notification.skipped`. */
@@ -296,6 +299,7 @@ export class PushDelivery {
           expiresAt: request.expiresAt,
           timeSensitive: request.timeSensitive,
           actionCategory: request.actionCategory,
+          ...request.pushOptions,
         }));
         const spans = tracingEnabled() ? group.map((send) => startPushSpan(provider.name, send)) : undefined;
         let outcomes: PushOutcome[];

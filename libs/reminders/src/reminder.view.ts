@@ -1,3 +1,4 @@
+import { type InterruptionLevel, pushOptionsView } from '@nudge/push';
 import { localIsoAt } from '@nudge/scheduling';
 import type { OccurrenceRow } from './occurrences.repository.js';
 import type { OccurrenceStatus } from './reminder-plan.js';
@@ -36,6 +37,13 @@ export interface ReminderView {
   timeSensitive: boolean;
   category: string | null;
   data: Record<string, unknown> | null;
+  sound: string | null;
+  badge: number | null;
+  threadId: string | null;
+  imageUrl: string | null;
+  androidChannelId: string | null;
+  interruptionLevel: InterruptionLevel;
+  silent: boolean;
   nextOccurrence: NextOccurrenceView | null;
   version: number;
   createdAt: string;
@@ -57,6 +65,7 @@ export function toReminderView(reminder: ReminderEntity, userTimeZone: string, n
     timeSensitive: reminder.timeSensitive,
     category: reminder.category,
     data: reminder.data,
+    ...pushOptionsView(reminder.pushOptions, reminder.timeSensitive),
     nextOccurrence: next ? { at: next.at.toISOString(), local: localIsoAt(zone, next.at) } : null,
     version: reminder.version,
     createdAt: reminder.createdAt.toISOString(),

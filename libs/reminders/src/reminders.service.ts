@@ -3,7 +3,7 @@ import { Injectable, type OnModuleInit } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { type DataSource, type EntityManager, IsNull, Not } from 'typeorm';
 import { Clock, DomainError } from '@nudge/config';
-import { assertPayloadFits } from '@nudge/push';
+import { assertPayloadFits, mergePushOptions, type PushOptions, type PushOptionsInput, resolveInterruptionLevel } from '@nudge/push';
 import { queryRows } from '@nudge/queue';
 import { localIsoAt, nextOccurrence, validateSchedule } from '@nudge/scheduling';
 import { canonicalZoneOrFail, optionalCategory, UserEntity, UserEvents, UsersService } from '@nudge/users';
@@ -14,7 +14,7 @@ import { ReminderEntity } from './reminder.entity.js';
 import { REMINDER_ACTION_CATEGORY, scheduleOf, type UserFacts } from './reminder-plan.js';
 import { type ReminderView, toReminderView } from './reminder.view.js';
 
-export interface ReminderInput {
+export interface ReminderInput extends PushOptionsInput {
   title: string;
   body?: string | null;
   localTime: string;
@@ -75,7 +75,9 @@ export class RemindersService implements OnModuleInit {
    * again, and the same key with another body is a 409.
    */
   async create(userId: string, input: ReminderInput, idempotencyKey?: string): Promise<ReminderView> {
-    checkPushSize(input);
+    const level = resolveInterruptionLevel(input.timeSensitive, input.interruptionLevel);
+    const pushOptions = mergePushOptions({}, input, level.interruptionLevel);
+    checkPushSize({ ...input, timeSensitive: level.timeSensitive, pushOptions });
     return this.dataSource.transaction(async (tx) => {
       const user = await this.users.lock(tx, userId);
       if (!user) throw DomainError.conflict('The user has no profile yet: create it with PUT /v1/me first.');
@@ -94,9 +96,10 @@ export class RemindersService implements OnModuleInit {
         recurrence: input.recurrence ?? null,
         startDate: input.startDate ?? todayIn(timeZone ?? user.timeZone, now),
         enabled: input.enabled ?? true,
-        timeSensitive: input.timeSensitive ?? false,
+        timeSensitive: level.timeSensitive ?? false,
         category: optionalCategory(input.category) ?? null,
         data: input.data ?? null,
+        pushOptions,
         version: 1,
         createdAt: now,
         updatedAt: now,
@@ -165,7 +168,10 @@ export class RemindersService implements OnModuleInit {
       if (patch.recurrence !== undefined) reminder.recurrence = patch.recurrence;
       if (patch.startDate !== undefined) reminder.startDate = patch.startDate;
       if (patch.enabled !== undefined) reminder.enabled = patch.enabled;
-      if (patch.timeSensitive !== undefined) reminder.timeSensitive = patch.timeSensitive;
+      // interruptionLevel 'time-sensitive' is timeSensitive; a passive or active level ends it.
+      const level = resolveInterruptionLevel(patch.timeSensitive, patch.interruptionLevel);
+      if (level.timeSensitive !== undefined) reminder.timeSensitive = level.timeSensitive;
+      reminder.pushOptions = mergePushOptions(reminder.pushOptions, patch, level.interruptionLevel);
       if (patch.category !== undefined) reminder.category = optionalCategory(patch.category);
       if (patch.data !== undefined) reminder.data = patch.data;
       checkPushSize(reminder);
@@ -280,8 +286,10 @@ export class RemindersService implements OnModuleInit {
  * in 4 KiB. Measured as SendReminderHandler builds it, with the keys it adds
  * to `data` (placeholders of the real lengths).
  */
-function checkPushSize(reminder: Pick<ReminderInput, 'title' | 'body' | 'data'>): void {
+function checkPushSize(reminder: Pick<ReminderInput, 'title' | 'body' | 'data' | 'timeSensitive'> & { pushOptions: PushOptions }): void {
   assertPayloadFits({
+    ...reminder.pushOptions,
+    timeSensitive: reminder.timeSensitive,
     title: reminder.title,
     body: reminder.body ?? undefined,
     data: { ...(reminder.data ?? {}), reminderId: '00000000-0000-0000-0000-000000000000', occurrence: '2000-01-01' },

@@ -15,9 +15,11 @@ import {
   ValidateIf,
 } from 'class-validator';
 import { CATEGORY_PATTERN, CATEGORY_RULE } from '@nudge/users';
+import { INTERRUPTION_LEVELS } from '@nudge/push';
+import { PushFieldsDto } from '../http/push-fields.dto.js';
 import { IsIanaTimeZone, IsLocalDate, IsRecurrence, LOCAL_TIME_PATTERN, Omittable } from '../http/validators.js';
 
-export class CreateReminderDto {
+export class CreateReminderDto extends PushFieldsDto {
   @ApiProperty({ example: 'Stretch', maxLength: 200 })
   @IsString()
   @Length(1, 200)
@@ -132,6 +134,14 @@ export class ReminderDto {
   @ApiProperty() timeSensitive: boolean;
   @ApiProperty({ nullable: true, type: String, description: 'lower case; null: none' }) category: string | null;
   @ApiProperty({ nullable: true, type: Object }) data: Record<string, unknown> | null;
+  @ApiProperty({ nullable: true, type: String, description: "'default' unless set; null: none" }) sound: string | null;
+  @ApiProperty({ nullable: true, type: Number }) badge: number | null;
+  @ApiProperty({ nullable: true, type: String }) threadId: string | null;
+  @ApiProperty({ nullable: true, type: String }) imageUrl: string | null;
+  @ApiProperty({ nullable: true, type: String }) androidChannelId: string | null;
+  @ApiProperty({ enum: INTERRUPTION_LEVELS, description: "'active' unless set; 'time-sensitive' when timeSensitive" })
+  interruptionLevel: string;
+  @ApiProperty() silent: boolean;
   @ApiProperty({ type: NextOccurrenceDto, nullable: true }) nextOccurrence: NextOccurrenceDto | null;
   @ApiProperty() version: number;
   @ApiProperty() createdAt: string;
