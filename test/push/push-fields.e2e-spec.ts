@@ -175,6 +175,41 @@ describe('push fields end to end (APNs, FCM, Web Push and Expo fakes)', () => {
     expect(phone).not.toHaveProperty('title');
   });
 
+  it('a silent reminder wakes the apps with its data and shows nothing', async () => {
+    const created = await api.request('POST', '/v1/reminders', {
+      token: bearer,
+      body: { title: 'Refresh the plan', localTime: '09:00', silent: true, badge: 5, data: { plan: 'today' } },
+    });
+    expect(created.status, JSON.stringify(created.body)).toBe(201);
+    expect(created.body).toMatchObject({ silent: true, badge: 5 });
+    const {
+      rows: [job],
+    } = await db.pool.query(`SELECT job_id AS id FROM reminder_occurrences WHERE reminder_id = $1`, [created.body.id]);
+    api.clock.set(created.body.nextOccurrence.at);
+    expect((await settled(job.id)).status).toBe('succeeded');
+    const data = { plan: 'today', reminderId: created.body.id, occurrence: created.body.startDate };
+    const ios = apns.requestsFor(IOS).at(-1)!;
+    expect(ios.headers).toMatchObject({ 'apns-push-type': 'background', 'apns-priority': '5' });
+    expect(ios.body).toEqual({ aps: { 'content-available': 1 }, ...data });
+    const android = fcm.requestsFor(ANDROID).at(-1)!.body.message!;
+    expect(android).not.toHaveProperty('notification');
+    expect(android.data).toMatchObject({ ...data, category: 'NUDGE_REMINDER' });
+    expect(service.requestsFor(laptop).at(-1)!.payload).toMatchObject({ silent: true, title: 'Refresh the plan', badge: 5, data });
+    const phone = expo.messagesTo(EXPO).at(-1)!;
+    expect(phone).toMatchObject({ _contentAvailable: true, data });
+    for (const key of ['title', 'badge', 'sound']) expect(phone).not.toHaveProperty(key);
+  });
+
+  it('the same idempotencyKey with other push fields is a 409; with the same ones, the same job', async () => {
+    const body = { userId: 'fields', title: 'Order shipped', idempotencyKey: 'order-77', badge: 1, threadId: 'orders' };
+    const first = await api.request('POST', '/v1/notifications', { token: ops, body });
+    expect(first.status).toBe(202);
+    const again = await api.request('POST', '/v1/notifications', { token: ops, body });
+    expect(again.body.jobId).toBe(first.body.jobId);
+    const other = await api.request('POST', '/v1/notifications', { token: ops, body: { ...body, badge: 2 } });
+    expect(other.status).toBe(409);
+  });
+
   it('bad push fields are a 400 naming the field, and nothing is written', async () => {
     const reminders = await count('reminders');
     const jobs = await count('jobs');
