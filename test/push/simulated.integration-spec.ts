@@ -29,38 +29,6 @@ async function rowsFor(token: string) {
 }
 
 describe('SimulatedPushProvider', () => {
-  it('records the platform payload with the push fields, as each provider would send it', async () => {
-    const fields = { sound: 'chime.caf', badge: 2, threadId: 'plants', imageUrl: 'https://cdn.example.com/p.png' } as const;
-    await provider.sendMany([
-      message('fields-ios', fields),
-      message('fields-android', { ...fields, platform: 'android', silent: true, data: { sync: '1' } }),
-      message('ExponentPushToken[fields-expo]', { ...fields, platform: 'expo', androidChannelId: 'reminders' }),
-    ]);
-    const payload = async (token: string) =>
-      (await db.pool.query(`SELECT payload FROM simulated_pushes WHERE push_token = $1`, [token])).rows[0].payload;
-    expect(await payload('fields-ios')).toEqual({
-      aps: {
-        alert: { title: 'Stretch', body: 'Two minutes' },
-        sound: 'chime.caf',
-        badge: 2,
-        'thread-id': 'plants',
-        'mutable-content': 1,
-      },
-      imageUrl: 'https://cdn.example.com/p.png',
-    });
-    expect(await payload('fields-android')).toEqual({
-      token: 'fields-android',
-      android: { collapseKey: 'nudge:7', priority: 'normal' },
-      data: { sync: '1' },
-    });
-    expect(await payload('ExponentPushToken[fields-expo]')).toMatchObject({
-      sound: 'chime.caf',
-      badge: 2,
-      channelId: 'reminders',
-      richContent: { image: 'https://cdn.example.com/p.png' },
-    });
-  });
-
   it('sends any ordinary token and records exactly what the phone would get', async () => {
     const outcome = await provider.send(
       message('device-token-1', { platform: 'android', data: { reminderId: 'r-1', n: 2 }, collapseId: 'nudge:7:v2' }),

@@ -231,23 +231,6 @@ export function buildExpoMessage(
   return out;
 }
 
-/**
- * What the provider of the message's platform would send: the APNs JSON body,
- * the firebase-admin message, the service worker's JSON or the Expo message.
- */
-export function platformPayload(message: PushMessage, now: Date): object {
-  switch (message.platform) {
-    case 'ios':
-      return buildApnsPayload(message);
-    case 'android':
-      return buildFcmMessage(message, now);
-    case 'web':
-      return buildWebPushPayload(message, message.collapseId);
-    case 'expo':
-      return buildExpoMessage(message, now);
-  }
-}
-
 function fcmPayloadBytes(content: PushContent): number {
   const notification: Record<string, string | number> = {};
   if (!content.silent) {

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { dataWithCategory, platformPayload } from './payload.js';
+import { dataWithCategory } from './payload.js';
 import type { PushMessage, PushOutcome, PushProvider, SendOptions, SqlExecutor } from './push-provider.js';
 
 export interface SimulatedPushProviderOptions {
@@ -85,9 +85,8 @@ export class SimulatedPushProvider implements PushProvider {
   private async record(messages: readonly PushMessage[], outcomes: PushOutcome[]): Promise<void> {
     if (messages.length === 0) return;
     await this.db.query(
-      `INSERT INTO simulated_pushes (platform, push_token, collapse_id, title, body, data, outcome, provider_message_id, payload, created_at)
-       SELECT *, $10::timestamptz
-         FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::jsonb[], $7::text[], $8::text[], $9::jsonb[])`,
+      `INSERT INTO simulated_pushes (platform, push_token, collapse_id, title, body, data, outcome, provider_message_id, created_at)
+       SELECT *, $9::timestamptz FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::jsonb[], $7::text[], $8::text[])`,
       [
         messages.map((m) => m.platform),
         messages.map((m) => m.token),
@@ -101,8 +100,6 @@ export class SimulatedPushProvider implements PushProvider {
         }),
         outcomes.map((o) => o.kind),
         outcomes.map((o) => (o.kind === 'sent' ? (o.providerMessageId ?? null) : null)),
-        // The push fields (sound, badge, silent…) show here, as the platform would get them.
-        messages.map((m) => JSON.stringify(platformPayload(m, this.now()))),
         this.now(),
       ],
     );
