@@ -12,6 +12,7 @@ import { CategoryPreferences1764664000000 } from './1764664000000-CategoryPrefer
 import { Events1764664100000 } from './1764664100000-Events.js';
 import { JobTraceContext1764664200000 } from './1764664200000-JobTraceContext.js';
 import { WebAndExpoPlatforms1764664300000 } from './1764664300000-WebAndExpoPlatforms.js';
+import { PushFields1764664400000 } from './1764664400000-PushFields.js';
 import { LocalizedText1764664500000 } from './1764664500000-LocalizedText.js';
 import { SimulatedPayload1764664600000 } from './1764664600000-SimulatedPayload.js';
 
@@ -28,6 +29,7 @@ export const migrations = [
   Events1764664100000,
   JobTraceContext1764664200000,
   WebAndExpoPlatforms1764664300000,
+  PushFields1764664400000,
   LocalizedText1764664500000,
   SimulatedPayload1764664600000,
 ];

@@ -1,4 +1,4 @@
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -7,7 +7,8 @@ import { collapseIdFor } from '@nudge/push';
 import { createTestDatabase, type TestDatabase } from '../support/database.js';
 import { eventually, settledJob, startTestApi, type TestApi } from '../support/api-app.js';
 import { generateApnsSigningKey, startFakeApns, type FakeApns } from './fakes/fake-apns.js';
-import { connectToFakeFcm, fakeFcmCredential, startFakeFcm, type FakeFcm } from './fakes/fake-fcm.js';
+import { apnsAndFcmSettings } from './fakes/apns-fcm-settings.js';
+import { startFakeFcm, type FakeFcm } from './fakes/fake-fcm.js';
 
 // The whole app configured with APNs and FCM credentials (as the environment
 // gives them), the real @parse/node-apn and firebase-admin clients pointed at
@@ -29,26 +30,15 @@ describe('delivery through APNs and FCM (local fakes)', () => {
   beforeAll(async () => {
     [db, apns, fcm] = await Promise.all([createTestDatabase(), startFakeApns(signing), startFakeFcm()]);
     folder = await mkdtemp(join(tmpdir(), 'nudge-push-e2e-'));
-    const keyFile = join(folder, 'AuthKey.p8');
-    await writeFile(keyFile, signing.privateKey);
+    const settings = await apnsAndFcmSettings(folder, signing, apns, fcm);
     api = await startTestApi({
       databaseUrl: db.url,
       // 08:00 in Lisbon is 07:00 UTC the same day: no clock move crosses midnight, so the daily
       // token_cleanup does not run again and remove the devices deactivated below.
       clock: new FixedClock('2026-09-01T01:00:00Z'),
-      env: {
-        APNS_KEY_FILE: keyFile,
-        APNS_KEY_ID: signing.keyId,
-        APNS_TEAM_ID: signing.teamId,
-        APNS_TOPIC: 'com.example.nudge',
-        // Never read: the credential override below stands in for the service account.
-        FCM_SERVICE_ACCOUNT_FILE: join(folder, 'service-account.json'),
-      },
+      env: settings.env,
       worker: { pollIntervalMs: 20 },
-      push: {
-        apns: { address: apns.address, port: apns.port, ca: apns.ca },
-        fcm: { credential: fakeFcmCredential(fcm), projectId: fcm.projectId, connect: connectToFakeFcm(fcm) },
-      },
+      push: settings.push,
     });
     bearer = await api.token('both');
     expect((await api.request('PUT', '/v1/me', { token: bearer, body: { timeZone: 'Europe/Lisbon' } })).status).toBe(201);

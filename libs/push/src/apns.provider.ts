@@ -130,8 +130,9 @@ export class ApnsPushProvider implements PushProvider {
     const notification = new apn.Notification();
     notification.rawPayload = buildApnsPayload(message);
     notification.topic = this.topic;
-    notification.pushType = 'alert';
-    notification.priority = message.priority === 'normal' ? 5 : 10;
+    // A silent push must say `background` and priority 5, or APNs refuses it (or, at 10, the device may throttle the app).
+    notification.pushType = message.silent ? 'background' : 'alert';
+    notification.priority = message.silent || message.priority === 'normal' ? 5 : 10;
     notification.collapseId = message.collapseId;
     // Our own apns-id, so the message id is known even if the answer omits it.
     notification.id = randomUUID();

@@ -14,6 +14,7 @@ export * from './payload.js';
 export * from './provider-registry.js';
 export * from './push-delivery.js';
 export * from './push-jobs.module.js';
+export * from './push-options.js';
 export * from './push-provider.js';
 export * from './push.module.js';
 export * from './retry-after.js';

@@ -7,13 +7,14 @@ import { enqueue, type QueryExecutor } from '@nudge/queue';
 import { optionalCategory } from '@nudge/users';
 import { type LocalizedText, localizedFields } from './localized-text.js';
 import { assertPayloadFits } from './payload-limit.js';
+import { mergePushOptions, type PushOptions, type PushOptionsInput, resolveInterruptionLevel } from './push-options.js';
 
 export const SEND_NOTIFICATION = 'send_notification';
 const MAX_ATTEMPTS = 8;
 const TEXT_LIMITS = { title: { minLength: 1, maxLength: 200 }, body: { minLength: 0, maxLength: 2000 } };
 
 /** An event push to one user, e.g. "your order shipped". */
-export interface NotificationInput {
+export interface NotificationInput extends PushOptionsInput {
   userId: string;
   /** A string, or a map by BCP 47 tag (each device gets its language). */
   title: LocalizedText;
@@ -28,6 +29,8 @@ export interface NotificationInput {
   timeSensitive?: boolean;
   /** The user's preference for this category governs it; omitted or null: the user's settings alone. */
   category?: string | null;
+  /** Seconds the provider keeps it for an offline device, counted from the send; omitted: the provider's default. */
+  ttlSeconds?: number;
 }
 
 export interface SendNotificationPayload {
@@ -40,6 +43,9 @@ export interface SendNotificationPayload {
   timeSensitive: boolean;
   /** Lower case; absent when the notification has none (so payloads of older jobs compare equal). */
   category?: string;
+  /** The push fields that are set; absent when none is (so payloads of older jobs compare equal). */
+  pushOptions?: PushOptions;
+  ttlSeconds?: number;
 }
 
 export interface NotificationAccepted {
@@ -66,6 +72,8 @@ export class NotificationsService {
   async notify(executor: QueryExecutor, input: NotificationInput): Promise<NotificationAccepted> {
     const category = optionalCategory(input.category);
     const text = localizedFields(input, TEXT_LIMITS);
+    const level = resolveInterruptionLevel(input.timeSensitive, input.interruptionLevel);
+    const pushOptions = mergePushOptions({}, input, level.interruptionLevel);
     // Through JSON, as the job will store it, so that a repeat compares equal.
     const payload = JSON.parse(
       JSON.stringify({
@@ -74,11 +82,14 @@ export class NotificationsService {
         body: text.body,
         ...(text.defaultLocale ? { defaultLocale: text.defaultLocale } : {}),
         data: input.data ?? null,
-        timeSensitive: input.timeSensitive ?? false,
+        timeSensitive: level.timeSensitive ?? false,
         ...(category ? { category } : {}),
+        ...(Object.keys(pushOptions).length > 0 ? { pushOptions } : {}),
+        ...(input.ttlSeconds !== undefined ? { ttlSeconds: input.ttlSeconds } : {}),
       } satisfies SendNotificationPayload),
     ) as SendNotificationPayload;
     assertPayloadFits({
+      ...payload.pushOptions,
       title: payload.title,
       body: payload.body,
       data: payload.data ?? undefined,

@@ -13,7 +13,7 @@ export type LocalizedPushContent = Omit<PushContent, 'title' | 'body'> & { title
  * Refuses content whose push would exceed 4 KiB on any platform, as a 400
  * naming the field that takes the most room (the one worth shortening), so
  * an oversized reminder or notification is refused when it is saved rather
- * than dying at send time. The action category counts towards the size but
+ * than dying at send time. Every push field counts (docs/push-fields.md). The action category counts towards the size but
  * is never the field named: it is ours, not the caller's.
  *
  * Localized text: every title variant and every body variant is checked, each
@@ -40,6 +40,10 @@ export function assertPayloadFits(content: LocalizedPushContent): void {
       [title.path, bytes(title.text)],
       [body?.path ?? 'body', bytes(body?.text ?? '')],
       ['data', content.data ? bytes(JSON.stringify(content.data)) : 0],
+      ['imageUrl', bytes(content.imageUrl ?? '')],
+      ['threadId', bytes(content.threadId ?? '')],
+      ['androidChannelId', bytes(content.androidChannelId ?? '')],
+      ['sound', bytes(content.sound ?? '')],
     ];
     const [path] = sizes.reduce((largest, entry) => (entry[1] > largest[1] ? entry : largest));
     if (!errors.some((e) => e.path === path)) errors.push({ path, message: `${path}: ${check.message}` });

@@ -1,5 +1,6 @@
 import type { AndroidNotification, TokenMessage } from 'firebase-admin/messaging';
 import { PUSH_PLATFORMS, type PushMessage, type PushPlatform } from './push-provider.js';
+import { type InterruptionLevel, interruptionLevelOf, type PushOptions } from './push-options.js';
 
 /** Both APNs and FCM refuse a notification payload over 4 KiB. */
 export const MAX_PAYLOAD_BYTES = 4096;
@@ -21,8 +22,8 @@ export const PAYLOAD_LIMITS: Record<PushPlatform, number> = {
 
 const PROVIDER_LABELS: Record<PushPlatform, string> = { ios: 'APNs', android: 'FCM', web: 'Web Push', expo: 'Expo' };
 
-/** What a push shows and carries, independent of device and delivery. */
-export interface PushContent {
+/** What a push shows and carries, independent of device and delivery; the push fields as docs/push-fields.md maps them. */
+export interface PushContent extends PushOptions {
   title: string;
   body?: string;
   data?: Record<string, unknown>;
@@ -33,9 +34,13 @@ export interface PushContent {
 
 export interface ApnsPayload {
   aps: {
-    alert: { title: string; body?: string };
-    sound: 'default';
-    'interruption-level'?: 'time-sensitive';
+    alert?: { title: string; body?: string };
+    sound?: string;
+    badge?: number;
+    'thread-id'?: string;
+    'interruption-level'?: InterruptionLevel;
+    'mutable-content'?: 1;
+    'content-available'?: 1;
     category?: string;
   };
   [key: string]: unknown;
@@ -44,18 +49,30 @@ export interface ApnsPayload {
 /**
  * The APNs JSON body. The app's data goes beside `aps`, as Apple expects
  * custom keys; a data key named `aps` is dropped rather than allowed to
- * replace the alert.
+ * replace the alert. A silent push is `content-available` alone: Apple
+ * refuses a background push with an alert, sound or badge.
  */
 export function buildApnsPayload(content: PushContent): ApnsPayload {
-  const custom = { ...content.data };
+  const custom: Record<string, unknown> = { ...content.data };
   delete custom.aps;
-  const alert: ApnsPayload['aps']['alert'] = { title: content.title };
+  if (content.silent) return { ...custom, aps: { 'content-available': 1 } };
+  const alert: NonNullable<ApnsPayload['aps']['alert']> = { title: content.title };
   if (content.body !== undefined && content.body !== null) alert.body = content.body;
-  const aps: ApnsPayload['aps'] = { alert, sound: 'default' };
-  // Shown through Focus modes; the app needs the Time Sensitive entitlement, else iOS treats it as `active`.
-  if (content.timeSensitive) aps['interruption-level'] = 'time-sensitive';
+  const aps: ApnsPayload['aps'] = { alert };
+  // Omitted: the default sound; null: none.
+  if (content.sound !== null) aps.sound = content.sound ?? 'default';
+  if (content.badge !== undefined) aps.badge = content.badge;
+  if (content.threadId) aps['thread-id'] = content.threadId;
+  // time-sensitive shows through Focus modes; the app needs the Time Sensitive entitlement, else iOS treats it as `active`.
+  const level = interruptionLevelOf(content);
+  if (level) aps['interruption-level'] = level;
   // iOS picks the buttons of the category the app registered under this name.
   if (content.actionCategory) aps.category = content.actionCategory;
+  if (content.imageUrl) {
+    // The app's Notification Service Extension downloads `imageUrl` and attaches it.
+    aps['mutable-content'] = 1;
+    custom.imageUrl = content.imageUrl;
+  }
   return { ...custom, aps };
 }
 
@@ -81,24 +98,43 @@ export function fcmData(data: Record<string, unknown> | undefined): Record<strin
   return out;
 }
 
-/** The firebase-admin message for one Android device (FCM HTTP v1). */
+/**
+ * The firebase-admin message for one Android device (FCM HTTP v1). A silent
+ * push is data-only (no `notification`: the app's messaging service gets it)
+ * at normal priority.
+ */
 export function buildFcmMessage(message: PushMessage, now: Date): TokenMessage {
-  const notification: { title: string; body?: string } = { title: message.title };
-  if (message.body !== undefined && message.body !== null) notification.body = message.body;
-  // collapse_key replaces a stored, undelivered push; the tag replaces a shown one.
-  const androidNotification: AndroidNotification = { tag: message.collapseId };
-  // The intent action a tap opens; the buttons an Android app adds itself, from data.category.
-  if (message.actionCategory) androidNotification.clickAction = message.actionCategory;
   const android: NonNullable<TokenMessage['android']> = {
+    // collapse_key replaces a stored, undelivered push.
     collapseKey: message.collapseId,
-    priority: message.priority ?? 'high',
-    notification: androidNotification,
+    priority: message.silent ? 'normal' : (message.priority ?? 'high'),
   };
   if (message.expiresAt) android.ttl = Math.max(0, message.expiresAt.getTime() - now.getTime());
-  const result: TokenMessage = { token: message.token, notification, android };
+  const result: TokenMessage = { token: message.token, android };
+  if (!message.silent) {
+    const notification: NonNullable<TokenMessage['notification']> = { title: message.title };
+    if (message.body !== undefined && message.body !== null) notification.body = message.body;
+    if (message.imageUrl) notification.imageUrl = message.imageUrl;
+    result.notification = notification;
+    android.notification = androidNotification(message);
+  }
   const data = fcmData(dataWithCategory(message));
   if (data) result.data = data;
   return result;
+}
+
+/** android.notification: what the tray shows beyond the title and body. */
+function androidNotification(message: PushMessage): AndroidNotification {
+  // The tag replaces a shown push with the same one: the thread's latest, else this push's own earlier send.
+  const out: AndroidNotification = { tag: message.threadId || message.collapseId };
+  // The intent action a tap opens; the buttons an Android app adds itself, from data.category.
+  if (message.actionCategory) out.clickAction = message.actionCategory;
+  // Android 8+ plays the channel's sound; this is for older versions and for the `default` channel.
+  if (message.sound) out.sound = message.sound;
+  if (message.androidChannelId) out.channelId = message.androidChannelId;
+  if (message.imageUrl) out.imageUrl = message.imageUrl;
+  if (message.badge !== undefined) out.notificationCount = message.badge;
+  return out;
 }
 
 /**
@@ -117,14 +153,24 @@ export interface WebPushPayload {
   category?: string;
   /** `requireInteraction` is the nearest a browser has to time-sensitive. */
   timeSensitive?: boolean;
+  /** For `navigator.setAppBadge(badge)` (not the Notification's `badge` icon). */
+  badge?: number;
+  /** The Notification's `image`. */
+  image?: string;
+  /** A background push: the service worker decides whether to show anything. */
+  silent?: true;
 }
 
 export function buildWebPushPayload(content: PushContent, collapseId: string): WebPushPayload {
-  const payload: WebPushPayload = { title: content.title, tag: collapseId };
+  // A thread's tag: a newer push of the thread replaces the shown one, as on Android.
+  const payload: WebPushPayload = { title: content.title, tag: content.threadId || collapseId };
   if (content.body !== undefined && content.body !== null) payload.body = content.body;
   if (content.data && Object.keys(content.data).length > 0) payload.data = content.data;
   if (content.actionCategory) payload.category = content.actionCategory;
   if (content.timeSensitive) payload.timeSensitive = true;
+  if (content.badge !== undefined) payload.badge = content.badge;
+  if (content.imageUrl) payload.image = content.imageUrl;
+  if (content.silent) payload.silent = true;
   return payload;
 }
 
@@ -136,10 +182,12 @@ const EXPO_TOKEN_RESERVE = `ExponentPushToken[${'x'.repeat(64)}]`;
 /** One message of Expo's push API (`POST /--/api/v2/push/send`). */
 export interface ExpoMessage {
   to: string;
-  title: string;
+  title?: string;
   body?: string;
   data?: Record<string, unknown>;
-  sound: 'default';
+  /** `default` or a sound the app bundles; absent: none. */
+  sound?: string;
+  badge?: number;
   priority: 'high' | 'normal';
   /** Seconds Expo and the platform keep trying; 0: now or never. */
   ttl?: number;
@@ -147,7 +195,13 @@ export interface ExpoMessage {
   collapseId: string;
   /** The action category the app registered (`setNotificationCategoryAsync`). */
   categoryId?: string;
-  interruptionLevel?: 'time-sensitive';
+  /** Android: the notification channel. */
+  channelId?: string;
+  /** iOS: needs the app's Notification Service Extension; Android shows it. */
+  richContent?: { image: string };
+  interruptionLevel?: InterruptionLevel;
+  /** iOS: a background push (content-available); with no title or body, nothing is shown. */
+  _contentAvailable?: true;
 }
 
 export function buildExpoMessage(
@@ -156,23 +210,40 @@ export function buildExpoMessage(
 ): ExpoMessage {
   const out: ExpoMessage = {
     to: message.token,
-    title: message.title,
-    sound: 'default',
-    priority: message.priority ?? 'high',
+    priority: message.silent ? 'normal' : (message.priority ?? 'high'),
     collapseId: message.collapseId,
   };
-  if (message.body !== undefined && message.body !== null) out.body = message.body;
+  if (message.silent) {
+    out._contentAvailable = true;
+  } else {
+    out.title = message.title;
+    if (message.body !== undefined && message.body !== null) out.body = message.body;
+    if (message.sound !== null) out.sound = message.sound ?? 'default';
+    if (message.badge !== undefined) out.badge = message.badge;
+    if (message.actionCategory) out.categoryId = message.actionCategory;
+    if (message.androidChannelId) out.channelId = message.androidChannelId;
+    if (message.imageUrl) out.richContent = { image: message.imageUrl };
+    const level = interruptionLevelOf(message);
+    if (level) out.interruptionLevel = level;
+  }
   if (message.data && Object.keys(message.data).length > 0) out.data = message.data;
-  if (message.actionCategory) out.categoryId = message.actionCategory;
-  if (message.timeSensitive) out.interruptionLevel = 'time-sensitive';
   if (message.expiresAt) out.ttl = Math.max(0, Math.floor((message.expiresAt.getTime() - now.getTime()) / 1000));
   return out;
 }
 
 function fcmPayloadBytes(content: PushContent): number {
-  const notification: Record<string, string> = { title: content.title };
-  if (content.body) notification.body = content.body;
-  if (content.actionCategory) notification.click_action = content.actionCategory;
+  const notification: Record<string, string | number> = {};
+  if (!content.silent) {
+    notification.title = content.title;
+    if (content.body) notification.body = content.body;
+    if (content.actionCategory) notification.click_action = content.actionCategory;
+    // android.notification's fields, counted as if beside the title (the image is in both).
+    if (content.imageUrl) notification.image = content.imageUrl;
+    if (content.sound) notification.sound = content.sound;
+    if (content.androidChannelId) notification.channel_id = content.androidChannelId;
+    if (content.threadId) notification.tag = content.threadId;
+    if (content.badge !== undefined) notification.notification_count = content.badge;
+  }
   return Buffer.byteLength(JSON.stringify({ notification, data: fcmData(dataWithCategory(content)) ?? {} }), 'utf8');
 }
 

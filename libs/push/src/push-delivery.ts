@@ -6,6 +6,7 @@ import { collapseIdFor } from './collapse-id.js';
 import { deactivateRejectedDevices } from './device-deactivation.js';
 import { type LocalizedText, pickText } from './localized-text.js';
 import type { PushMetrics } from './metrics.js';
+import type { PushOptions } from './push-options.js';
 import type { PushMessage, PushOutcome, PushPlatform, PushProvider, SendOptions, SqlExecutor } from './push-provider.js';
 import type { PushProviders } from './provider-registry.js';
 import { endPushSpan, startPushSpan } from './push-spans.js';
@@ -39,6 +40,8 @@ export interface DeliveryRequest {
   timeSensitive?: boolean;
   /** The app's notification category, for its action buttons (a reminder: `NUDGE_REMINDER`). */
   actionCategory?: string;
+  /** sound, badge, threadId, imageUrl, androidChannelId, interruptionLevel, silent (docs/push-fields.md). */
+  pushOptions?: PushOptions;
   /** The job's trace context (jobTraceContext), for the `push <provider>` spans; default: the active one. */
   traceContext?: Context;
   /** An event notification (send_notification): a skip is announced as `notification.skipped`. */
@@ -303,6 +306,7 @@ export class PushDelivery {
           expiresAt: request.expiresAt,
           timeSensitive: request.timeSensitive,
           actionCategory: request.actionCategory,
+          ...request.pushOptions,
         }));
         const spans = tracingEnabled() ? group.map((send) => startPushSpan(provider.name, send)) : undefined;
         let outcomes: PushOutcome[];

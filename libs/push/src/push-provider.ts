@@ -1,3 +1,5 @@
+import type { PushOptions } from './push-options.js';
+
 // The port every push adapter implements. Workers hand it one message for one
 // device and get back a classification, never an exception for something the
 // provider answered: the caller decides what a classification means for the
@@ -8,7 +10,7 @@ export type PushPlatform = (typeof PUSH_PLATFORMS)[number];
 export const PUSH_PROVIDER_NAMES = ['apns', 'fcm', 'webpush', 'expo', 'simulated'] as const;
 export type PushProviderName = (typeof PUSH_PROVIDER_NAMES)[number];
 
-export interface PushMessage {
+export interface PushMessage extends PushOptions {
   /** The device's push token as the provider issued it (`web`: the subscription JSON). */
   token: string;
   platform: PushPlatform;

@@ -91,6 +91,9 @@ export class SendNotificationHandler {
         // `notification:<key>`: a notification collapses on its idempotency key.
         collapseKey: job.idempotencyKey ?? undefined,
         timeSensitive: governed.timeSensitive,
+        pushOptions: payload.pushOptions,
+        // The caller's TTL runs from the send (after quiet hours), as the provider counts it.
+        expiresAt: payload.ttlSeconds !== undefined ? new Date(now.getTime() + payload.ttlSeconds * 1000) : undefined,
         notification: true,
       },
       // Its timeout (SEND_NOTIFICATION_TIMEOUT_SECONDS), a lost lease or shutdown abort the provider calls.

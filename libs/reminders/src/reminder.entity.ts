@@ -1,3 +1,4 @@
+import type { PushOptions } from '@nudge/push';
 import { Column, CreateDateColumn, Entity, PrimaryGeneratedColumn, UpdateDateColumn } from 'typeorm';
 
 @Entity('reminders')
@@ -53,6 +54,10 @@ export class ReminderEntity {
 
   @Column({ type: 'jsonb', nullable: true })
   data: Record<string, unknown> | null;
+
+  /** sound, badge, threadId, imageUrl, androidChannelId, interruptionLevel (passive, active), silent: only those set. */
+  @Column({ name: 'push_options', type: 'jsonb', default: () => `'{}'` })
+  pushOptions: PushOptions;
 
   @Column({ type: 'integer', default: 1 })
   version: number;

@@ -1,4 +1,4 @@
-import type { LocalizedFields, LocalizedText } from '@nudge/push';
+import { type InterruptionLevel, type LocalizedFields, type LocalizedText, pushOptionsView } from '@nudge/push';
 import { localIsoAt } from '@nudge/scheduling';
 import type { OccurrenceRow } from './occurrences.repository.js';
 import type { OccurrenceStatus } from './reminder-plan.js';
@@ -40,6 +40,13 @@ export interface ReminderView {
   timeSensitive: boolean;
   category: string | null;
   data: Record<string, unknown> | null;
+  sound: string | null;
+  badge: number | null;
+  threadId: string | null;
+  imageUrl: string | null;
+  androidChannelId: string | null;
+  interruptionLevel: InterruptionLevel;
+  silent: boolean;
   nextOccurrence: NextOccurrenceView | null;
   version: number;
   createdAt: string;
@@ -65,6 +72,7 @@ export function toReminderView(reminder: ReminderEntity, userTimeZone: string, n
     timeSensitive: reminder.timeSensitive,
     category: reminder.category,
     data: reminder.data,
+    ...pushOptionsView(reminder.pushOptions, reminder.timeSensitive),
     nextOccurrence: next ? { at: next.at.toISOString(), local: localIsoAt(zone, next.at) } : null,
     version: reminder.version,
     createdAt: reminder.createdAt.toISOString(),

@@ -3,7 +3,17 @@ import { Injectable, type OnModuleInit } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { type DataSource, type EntityManager, IsNull, Not } from 'typeorm';
 import { Clock, DomainError } from '@nudge/config';
-import { assertPayloadFits, defaultText, type LocalizedFields, localizedFields, type LocalizedText } from '@nudge/push';
+import {
+  assertPayloadFits,
+  defaultText,
+  type LocalizedFields,
+  localizedFields,
+  type LocalizedText,
+  mergePushOptions,
+  type PushOptions,
+  type PushOptionsInput,
+  resolveInterruptionLevel,
+} from '@nudge/push';
 import { queryRows } from '@nudge/queue';
 import { localIsoAt, nextOccurrence, validateSchedule } from '@nudge/scheduling';
 import { canonicalZoneOrFail, optionalCategory, UserEntity, UserEvents, UsersService } from '@nudge/users';
@@ -14,7 +24,7 @@ import { ReminderEntity } from './reminder.entity.js';
 import { REMINDER_ACTION_CATEGORY, scheduleOf, type UserFacts } from './reminder-plan.js';
 import { type ReminderView, textOf, toReminderView } from './reminder.view.js';
 
-export interface ReminderInput {
+export interface ReminderInput extends PushOptionsInput {
   /** A string, or a map by BCP 47 tag. */
   title: LocalizedText;
   body?: LocalizedText | null;
@@ -79,7 +89,9 @@ export class RemindersService implements OnModuleInit {
    */
   async create(userId: string, input: ReminderInput, idempotencyKey?: string): Promise<ReminderView> {
     const text = localizedFields(input, TEXT_LIMITS);
-    checkPushSize({ ...text, data: input.data ?? null });
+    const level = resolveInterruptionLevel(input.timeSensitive, input.interruptionLevel);
+    const pushOptions = mergePushOptions({}, input, level.interruptionLevel);
+    checkPushSize({ ...text, data: input.data ?? null, timeSensitive: level.timeSensitive, pushOptions });
     return this.dataSource.transaction(async (tx) => {
       const user = await this.users.lock(tx, userId);
       if (!user) throw DomainError.conflict('The user has no profile yet: create it with PUT /v1/me first.');
@@ -97,9 +109,10 @@ export class RemindersService implements OnModuleInit {
         recurrence: input.recurrence ?? null,
         startDate: input.startDate ?? todayIn(timeZone ?? user.timeZone, now),
         enabled: input.enabled ?? true,
-        timeSensitive: input.timeSensitive ?? false,
+        timeSensitive: level.timeSensitive ?? false,
         category: optionalCategory(input.category) ?? null,
         data: input.data ?? null,
+        pushOptions,
         version: 1,
         createdAt: now,
         updatedAt: now,
@@ -169,10 +182,13 @@ export class RemindersService implements OnModuleInit {
       if (patch.recurrence !== undefined) reminder.recurrence = patch.recurrence;
       if (patch.startDate !== undefined) reminder.startDate = patch.startDate;
       if (patch.enabled !== undefined) reminder.enabled = patch.enabled;
-      if (patch.timeSensitive !== undefined) reminder.timeSensitive = patch.timeSensitive;
+      // interruptionLevel 'time-sensitive' is timeSensitive; a passive or active level ends it.
+      const level = resolveInterruptionLevel(patch.timeSensitive, patch.interruptionLevel);
+      if (level.timeSensitive !== undefined) reminder.timeSensitive = level.timeSensitive;
+      reminder.pushOptions = mergePushOptions(reminder.pushOptions, patch, level.interruptionLevel);
       if (patch.category !== undefined) reminder.category = optionalCategory(patch.category);
       if (patch.data !== undefined) reminder.data = patch.data;
-      checkPushSize({ ...textOf(reminder), data: reminder.data });
+      checkPushSize({ ...textOf(reminder), data: reminder.data, timeSensitive: reminder.timeSensitive, pushOptions: reminder.pushOptions });
       const after = { ...scheduleOf(reminder, user), enabled: reminder.enabled };
       const replan = JSON.stringify(before) !== JSON.stringify(after);
       if (replan && reminder.enabled) {
@@ -284,8 +300,12 @@ export class RemindersService implements OnModuleInit {
  * in 4 KiB. Measured as SendReminderHandler builds it, with the keys it adds
  * to `data` (placeholders of the real lengths).
  */
-function checkPushSize(reminder: Pick<LocalizedFields, 'title' | 'body'> & Pick<ReminderInput, 'data'>): void {
+function checkPushSize(
+  reminder: Pick<LocalizedFields, 'title' | 'body'> & Pick<ReminderInput, 'data' | 'timeSensitive'> & { pushOptions: PushOptions },
+): void {
   assertPayloadFits({
+    ...reminder.pushOptions,
+    timeSensitive: reminder.timeSensitive,
     title: reminder.title,
     body: reminder.body,
     data: { ...(reminder.data ?? {}), reminderId: '00000000-0000-0000-0000-000000000000', occurrence: '2000-01-01' },

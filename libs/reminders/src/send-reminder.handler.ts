@@ -4,7 +4,7 @@ import type pg from 'pg';
 import type { Logger } from 'pino';
 import { Clock, LOGGER } from '@nudge/config';
 import { PG_POOL, withTransaction } from '@nudge/database';
-import { type DeliveryRequest, PushDelivery, type SkipRecord } from '@nudge/push';
+import { type DeliveryRequest, PushDelivery, type PushOptions, type SkipRecord } from '@nudge/push';
 import { type BatchContext, type ClaimedJob, jobTraceContext, queryRows, SnoozeJob, TransientJobError } from '@nudge/queue';
 import { nextOccurrence } from '@nudge/scheduling';
 import { loadCategoryPreferences, preferenceOf, underPreference } from '@nudge/users';
@@ -32,6 +32,7 @@ interface ReminderRow extends Omit<ReminderFacts, 'timeZone'>, UserFacts {
   bodyI18n: Record<string, string> | null;
   defaultLocale: string | null;
   data: Record<string, unknown> | null;
+  pushOptions: PushOptions;
   enabled: boolean;
   notificationsEnabled: boolean;
   occurrenceStatus: string | null;
@@ -82,7 +83,7 @@ export class SendReminderHandler {
   readonly handle = async (jobs: ClaimedJob<SendReminderPayload>[], ctx: BatchContext<SendReminderPayload>): Promise<void> => {
     const rows = await queryRows<ReminderRow>(
       this.pool,
-      `SELECT k.job_id::text AS "jobId", r.id, r.user_id AS "userId", r.title, r.body, r.data, r.enabled, r.version,
+      `SELECT k.job_id::text AS "jobId", r.id, r.user_id AS "userId", r.title, r.body, r.data, r.push_options AS "pushOptions", r.enabled, r.version,
               r.title_i18n AS "titleI18n", r.body_i18n AS "bodyI18n", r.default_locale AS "defaultLocale",
               r.local_time AS "localTime", r.time_zone AS "reminderTimeZone", r.recurrence, r.start_date AS "startDate",
               r.time_sensitive AS "timeSensitive", r.category, u.time_zone AS "timeZone", u.quiet_hours_start AS "quietHoursStart",
@@ -175,6 +176,7 @@ export class SendReminderHandler {
           collapseKey: `reminder:${row.id}`,
           actionCategory: REMINDER_ACTION_CATEGORY,
           timeSensitive: governed.timeSensitive,
+          pushOptions: row.pushOptions,
           // Worthless once the next occurrence is due.
           expiresAt: nextOccurrence(schedule, occurrence.at)?.at,
           traceContext: jobTraceContext(job),

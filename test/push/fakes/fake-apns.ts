@@ -114,6 +114,11 @@ export async function startFakeApns(
           else if (!jwt) answer = { status: 403, reason: 'MissingProviderToken' };
           else if (!jwtValid) answer = { status: 403, reason: 'InvalidProviderToken' };
           else if (!headers['apns-topic']) answer = { status: 400, reason: 'MissingTopic' };
+          else if (!['alert', 'background'].includes(headers['apns-push-type'] ?? '')) answer = { status: 400, reason: 'InvalidPushType' };
+          // A background push must be priority 5 and carry no alert, sound or badge; an alert push must have an alert.
+          else if (headers['apns-push-type'] === 'background' && (headers['apns-priority'] ?? '10') !== '5') {
+            answer = { status: 400, reason: 'BadPriority' };
+          } else if (headers['apns-push-type'] !== isBackground(body)) answer = { status: 400, reason: 'InvalidPushType' };
           else answer = scripts.get(token)?.shift() ?? { status: 200 };
 
           const status = answer.status ?? 200;
@@ -162,6 +167,13 @@ export async function startFakeApns(
 }
 
 /** Decoded parts of a provider JWT, for assertions. */
+/** What Apple makes of an `aps`: content-available without alert, sound or badge is a background push. */
+function isBackground(body: unknown): 'alert' | 'background' {
+  const aps = (body as { aps?: Record<string, unknown> } | undefined)?.aps ?? {};
+  const shows = aps.alert !== undefined || aps.sound !== undefined || aps.badge !== undefined;
+  return aps['content-available'] === 1 && !shows ? 'background' : 'alert';
+}
+
 export function describeJwt(jwt: string): { kid: string | undefined; iss: string | undefined; iat: number | undefined } {
   const header = decodeProtectedHeader(jwt);
   const claims = decodeJwt(jwt);

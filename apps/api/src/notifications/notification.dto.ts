@@ -1,10 +1,11 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
-import { IsBoolean, IsObject, IsOptional, IsString, Length, Matches, ValidateIf } from 'class-validator';
-import type { LocalizedText } from '@nudge/push';
+import { IsBoolean, IsInt, IsObject, IsOptional, IsString, Length, Matches, Max, Min, ValidateIf } from 'class-validator';
+import { type LocalizedText, MAX_TTL_SECONDS } from '@nudge/push';
 import { CATEGORY_PATTERN, CATEGORY_RULE } from '@nudge/users';
+import { PushFieldsDto } from '../http/push-fields.dto.js';
 import { DefaultLocaleProperty, LocalizedTextProperty } from '../http/validators.js';
 
-export class CreateNotificationDto {
+export class CreateNotificationDto extends PushFieldsDto {
   @ApiProperty({
     example: 'alice',
     maxLength: 128,
@@ -50,6 +51,18 @@ export class CreateNotificationDto {
   @IsString()
   @Matches(CATEGORY_PATTERN, { message: CATEGORY_RULE })
   category?: string | null;
+
+  @ApiPropertyOptional({
+    minimum: 0,
+    maximum: MAX_TTL_SECONDS,
+    description:
+      "seconds the push service keeps it for an offline device, from when it is sent; 0: now or never; omitted: the provider's default",
+  })
+  @IsOptional()
+  @IsInt()
+  @Min(0)
+  @Max(MAX_TTL_SECONDS)
+  ttlSeconds?: number;
 }
 
 export class NotificationAcceptedDto {

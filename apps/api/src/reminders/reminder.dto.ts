@@ -2,7 +2,8 @@ import { ApiProperty, ApiPropertyOptional, OmitType, PartialType } from '@nestjs
 import { Type } from 'class-transformer';
 import { IsBoolean, IsInt, IsISO8601, IsObject, IsOptional, IsString, Matches, Max, MaxLength, Min, ValidateIf } from 'class-validator';
 import { CATEGORY_PATTERN, CATEGORY_RULE } from '@nudge/users';
-import type { LocalizedText } from '@nudge/push';
+import { INTERRUPTION_LEVELS, type LocalizedText } from '@nudge/push';
+import { PushFieldsDto } from '../http/push-fields.dto.js';
 import {
   DefaultLocaleProperty,
   IsIanaTimeZone,
@@ -14,7 +15,7 @@ import {
   Omittable,
 } from '../http/validators.js';
 
-export class CreateReminderDto {
+export class CreateReminderDto extends PushFieldsDto {
   @LocalizedTextProperty('title', 200, 'Stretch', { en: 'Take your pill', de: 'Tablette nehmen' })
   title: LocalizedText;
 
@@ -132,6 +133,14 @@ export class ReminderDto {
   @ApiProperty() timeSensitive: boolean;
   @ApiProperty({ nullable: true, type: String, description: 'lower case; null: none' }) category: string | null;
   @ApiProperty({ nullable: true, type: Object }) data: Record<string, unknown> | null;
+  @ApiProperty({ nullable: true, type: String, description: "'default' unless set; null: none" }) sound: string | null;
+  @ApiProperty({ nullable: true, type: Number }) badge: number | null;
+  @ApiProperty({ nullable: true, type: String }) threadId: string | null;
+  @ApiProperty({ nullable: true, type: String }) imageUrl: string | null;
+  @ApiProperty({ nullable: true, type: String }) androidChannelId: string | null;
+  @ApiProperty({ enum: INTERRUPTION_LEVELS, description: "'active' unless set; 'time-sensitive' when timeSensitive" })
+  interruptionLevel: string;
+  @ApiProperty() silent: boolean;
   @ApiProperty({ type: NextOccurrenceDto, nullable: true }) nextOccurrence: NextOccurrenceDto | null;
   @ApiProperty() version: number;
   @ApiProperty() createdAt: string;
