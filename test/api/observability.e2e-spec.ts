@@ -68,9 +68,10 @@ describe('observability: /metrics and the alert rules', () => {
     ops = await api.token('admin', ['ops']);
     // A little of everything, so that every queue gauge has a series.
     const now = api.clock.now();
-    const ready = await enqueue(db.pool, { kind: 'send_reminder', payload: {}, runAt: new Date(now.getTime() - 120_000) }, { now });
-    const dead = await enqueue(db.pool, { kind: 'send_reminder', payload: {} }, { now });
-    const stuck = await enqueue(db.pool, { kind: 'send_notification', payload: {} }, { now });
+    // enqueue<string>: fixture jobs of real kinds with made-up payloads, for the queue views (they are not run as such).
+    const ready = await enqueue<string>(db.pool, { kind: 'send_reminder', payload: {}, runAt: new Date(now.getTime() - 120_000) }, { now });
+    const dead = await enqueue<string>(db.pool, { kind: 'send_reminder', payload: {} }, { now });
+    const stuck = await enqueue<string>(db.pool, { kind: 'send_notification', payload: {} }, { now });
     expect(ready.created).toBe(true);
     await db.pool.query(`UPDATE jobs SET status = 'dead', last_error = 'no', finished_at = $2 WHERE id = $1`, [dead.job.id, now]);
     await db.pool.query(

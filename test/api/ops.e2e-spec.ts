@@ -16,8 +16,9 @@ describe('ops API', () => {
     api = await startTestApi({ databaseUrl: db.url });
     ops = await api.token('admin', ['ops']);
     const now = api.clock.now();
+    // enqueue<string>: fixture jobs of real kinds with made-up payloads, for the queue views (they are not run as such).
     dead = (
-      await enqueue(db.pool, {
+      await enqueue<string>(db.pool, {
         kind: 'send_notification',
         payload: { title: 'hi', pushToken: 'secret-token-value' },
         idempotencyKey: 'ops-dead',
@@ -25,14 +26,19 @@ describe('ops API', () => {
       })
     ).job.id;
     queued = (
-      await enqueue(db.pool, {
+      await enqueue<string>(db.pool, {
         kind: 'send_reminder',
         payload: { reminderId: 'r' },
         idempotencyKey: 'ops-queued',
         runAt: new Date(now.getTime() - 90_000),
       })
     ).job.id;
-    await enqueue(db.pool, { kind: 'send_reminder', payload: {}, idempotencyKey: 'ops-later', runAt: new Date(now.getTime() + 3_600_000) });
+    await enqueue<string>(db.pool, {
+      kind: 'send_reminder',
+      payload: {},
+      idempotencyKey: 'ops-later',
+      runAt: new Date(now.getTime() + 3_600_000),
+    });
     await db.pool.query(
       `UPDATE jobs SET status = 'dead', attempts = max_attempts, last_error = 'provider said no', finished_at = $2 WHERE id = $1`,
       [dead, now],

@@ -29,14 +29,15 @@ describe.skipIf(CHROMIUM === null)(CHROMIUM === null ? `${TITLE} (skipped: ${inj
     const now = api.clock.now();
     const ago = (seconds: number) => new Date(now.getTime() - seconds * 1000);
     for (let i = 0; i < 3; i++) {
-      await enqueue(db.pool, { kind: 'send_reminder', payload: { reminderId: `r${i}` }, runAt: ago(90 + i * 200) }, { now });
+      // enqueue<string>: fixture jobs of real kinds with made-up payloads, for the queue views (they are not run as such).
+      await enqueue<string>(db.pool, { kind: 'send_reminder', payload: { reminderId: `r${i}` }, runAt: ago(90 + i * 200) }, { now });
     }
     for (let i = 0; i < 2; i++) {
-      await enqueue(db.pool, { kind: 'send_reminder', payload: {}, runAt: new Date(now.getTime() + 3_600_000) }, { now });
+      await enqueue<string>(db.pool, { kind: 'send_reminder', payload: {}, runAt: new Date(now.getTime() + 3_600_000) }, { now });
     }
     deadIds = [];
     for (let i = 0; i < 2; i++) {
-      const { job } = await enqueue(
+      const { job } = await enqueue<string>(
         db.pool,
         {
           kind: 'send_notification',
@@ -70,7 +71,7 @@ describe.skipIf(CHROMIUM === null)(CHROMIUM === null ? `${TITLE} (skipped: ${inj
     ]);
     reminderJobId = planned[0].id;
     await db.pool.query(`UPDATE jobs SET attempts = 1, last_error = 'simulated: 500 InternalServerError' WHERE id = $1`, [reminderJobId]);
-    const stuck = await enqueue(db.pool, { kind: 'send_notification', payload: {} }, { now: ago(300) });
+    const stuck = await enqueue<string>(db.pool, { kind: 'send_notification', payload: {} }, { now: ago(300) });
     await db.pool.query(`UPDATE jobs SET status = 'running', locked_at = $2, locked_until = $3, locked_by = 'gone' WHERE id = $1`, [
       stuck.job.id,
       ago(200),

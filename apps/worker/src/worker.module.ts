@@ -3,6 +3,7 @@ import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
 import type { Clock, Config } from '@nudge/config';
 import {
+  EVENT_JOB_KINDS,
   EVENTS_PRUNE,
   EventsModule,
   WEBHOOK_CONCURRENCY,
@@ -15,6 +16,7 @@ import {
   DEFAULT_INACTIVE_DAYS,
   EXPO_RECEIPTS,
   EXPO_RECEIPTS_EVERY_SECONDS,
+  PUSH_JOB_KINDS,
   ExpoReceiptsService,
   PushJobsModule,
   PushModule,
@@ -24,8 +26,16 @@ import {
   TOKEN_CLEANUP,
   TokenCleanupService,
 } from '@nudge/push';
-import { QueueModule, Worker } from '@nudge/queue';
-import { REMINDER_SWEEP, RemindersModule, ReminderSweep, SEND_REMINDER, SEND_REMINDER_BATCH, SendReminderHandler } from '@nudge/reminders';
+import { type KnownJobKind, QueueModule, Worker } from '@nudge/queue';
+import {
+  REMINDER_JOB_KINDS,
+  REMINDER_SWEEP,
+  RemindersModule,
+  ReminderSweep,
+  SEND_REMINDER,
+  SEND_REMINDER_BATCH,
+  SendReminderHandler,
+} from '@nudge/reminders';
 import { UsersModule } from '@nudge/users';
 
 export interface WorkerModuleOptions {
@@ -61,8 +71,17 @@ class JobHandlers implements OnModuleInit {
     this.worker.register(SEND_NOTIFICATION, this.sendNotification.handle).register(TOKEN_CLEANUP, this.tokenCleanup.handle);
     this.worker.register(WEBHOOK_DELIVERY, this.webhookDelivery.handle).register(EVENTS_PRUNE, this.webhooks.prune);
     this.worker.register(EXPO_RECEIPTS, this.expoReceipts.handle);
+    // The boot check: a kind the app enqueues but nobody handles would wait for ever.
+    this.worker.assertHandles(ENQUEUED_KINDS);
   }
 }
+
+/** Every kind the libs enqueue; the compiler checks below that it lists each kind declared in JobPayloads. */
+const ENQUEUED_KINDS = [...PUSH_JOB_KINDS, ...REMINDER_JOB_KINDS, ...EVENT_JOB_KINDS];
+type Unlisted = Exclude<KnownJobKind, (typeof ENQUEUED_KINDS)[number]>;
+// A compile error here names a kind declared in JobPayloads that no lib lists in its *_JOB_KINDS.
+const everyKindListed: [Unlisted] extends [never] ? true : Unlisted = true;
+void everyKindListed;
 
 /** Wires the job handlers to the queue. Used by apps/worker, and by the API when ROLE=all. */
 @Module({})

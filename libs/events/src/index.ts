@@ -5,3 +5,4 @@ export * from './outbox.js';
 export * from './signature.js';
 export * from './webhook-delivery.handler.js';
 export * from './webhooks.service.js';
+export * from './job-kinds.js';

@@ -23,3 +23,4 @@ export * from './simulated.provider.js';
 export * from './token-cleanup.service.js';
 export * from './web-push.provider.js';
 export * from './web-subscription.js';
+export * from './job-kinds.js';

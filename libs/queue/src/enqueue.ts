@@ -1,6 +1,7 @@
 import { type Context, context, type Span } from '@opentelemetry/api';
 import { queryRows, type QueryExecutor } from './executor.js';
 import { toJob, type JobRow } from './rows.js';
+import type { PayloadOf } from './job-kinds.js';
 import { ENQUEUE, ENQUEUE_MANY, JOBS_BY_KEYS } from './sql.js';
 import { endEnqueueSpan, startEnqueueSpan, type StoredTrace, storedTrace, tracingEnabled } from './tracing.js';
 import type { EnqueueResult, EnqueueSpec, Job } from './types.js';
@@ -52,9 +53,9 @@ type InsertedRow = Pick<JobRow, 'id' | 'idempotency_key'> & { created: boolean }
  * row is pruned) adds nothing and returns that job with created = false.
  * Wakes listening workers with one NOTIFY, delivered at commit.
  */
-export async function enqueue<P = unknown>(
+export async function enqueue<K extends string, P extends PayloadOf<K> = PayloadOf<K>>(
   executor: QueryExecutor,
-  spec: EnqueueSpec<P>,
+  spec: EnqueueSpec<P> & { kind: K },
   options: EnqueueOptions = {},
 ): Promise<EnqueueResult<P>> {
   const now = options.now ?? new Date();
@@ -127,9 +128,9 @@ function traceSpecs(specs: readonly EnqueueSpec[]): EnqueueTraces | undefined {
  * of `specs`; a key repeated within `specs` creates one job, reported as
  * created for its first occurrence only.
  */
-export async function enqueueMany<P = unknown>(
+export async function enqueueMany<K extends string, P extends PayloadOf<K> = PayloadOf<K>>(
   executor: QueryExecutor,
-  specs: readonly EnqueueSpec<P>[],
+  specs: readonly (EnqueueSpec<P> & { kind: K })[],
   options: EnqueueOptions = {},
 ): Promise<EnqueueResult<P>[]> {
   if (specs.length === 0) return [];

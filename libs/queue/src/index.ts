@@ -4,6 +4,7 @@ export * from './enqueue.js';
 export * from './errors.js';
 export * from './executor.js';
 export * from './housekeeping.js';
+export type { JobPayloads, KnownJobKind, PayloadOf } from './job-kinds.js';
 export type { KindOptions } from './lanes.js';
 export * from './metrics.js';
 export * from './ops.js';

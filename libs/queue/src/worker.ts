@@ -18,6 +18,7 @@ import {
 } from './housekeeping.js';
 import { checkKindOptions, Lane, type KindOptions } from './lanes.js';
 import type { QueueMetrics } from './metrics.js';
+import type { PayloadOf } from './job-kinds.js';
 import * as SQL from './sql.js';
 import { endJobSpan, startJobSpan } from './tracing.js';
 import { WakeListener } from './wake-listener.js';
@@ -178,9 +179,9 @@ export class Worker {
    * over those of WorkerOptions.kinds. May be called after start(): the next
    * claim includes it.
    */
-  register(kind: string, handler: JobHandler, options: KindOptions = {}): this {
+  register<K extends string>(kind: K, handler: JobHandler<PayloadOf<K>>, options: KindOptions = {}): this {
     checkKind(kind);
-    this.batchHandlers.delete(kind);
+    this.checkUnhandled(kind);
     this.handlers.set(kind, handler);
     this.setKind(kind, options);
     return this;
@@ -192,14 +193,29 @@ export class Worker {
    * or fewer concurrency slots are free) and ends each as BatchContext says.
    * For handlers whose cost is per statement rather than per row.
    */
-  registerBatch(kind: string, handler: BatchJobHandler, options: BatchHandlerOptions & KindOptions = {}): this {
+  registerBatch<K extends string>(kind: K, handler: BatchJobHandler<PayloadOf<K>>, options: BatchHandlerOptions & KindOptions = {}): this {
     checkKind(kind);
+    this.checkUnhandled(kind);
     const { maxBatch: max, ...kindOptions } = options;
     const maxBatch = positiveInt('maxBatch', max ?? 50);
-    this.handlers.delete(kind);
     this.batchHandlers.set(kind, { handler, maxBatch });
     this.setKind(kind, kindOptions);
     return this;
+  }
+
+  /**
+   * The boot check: throws, naming them, if any of `kinds` (those the app
+   * enqueues) has no handler here — a job of a kind nobody handles would wait
+   * for ever. Call it once every handler is registered.
+   */
+  assertHandles(kinds: readonly string[]): void {
+    const missing = [...new Set(kinds)].filter((kind) => !this.handlers.has(kind) && !this.batchHandlers.has(kind));
+    if (missing.length > 0) throw new Error(`no handler registered for job kind(s) this app enqueues: ${missing.join(', ')}`);
+  }
+
+  // One handler per kind: a second registration is a wiring mistake, not a replacement.
+  private checkUnhandled(kind: string): void {
+    if (this.handlers.has(kind) || this.batchHandlers.has(kind)) throw new Error(`job kind ${kind} already has a handler`);
   }
 
   /** The kind's options and lane: its own (concurrency given) or the shared one. A kind's lane is fixed once it has one. */

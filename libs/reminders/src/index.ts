@@ -9,3 +9,4 @@ export * from './occurrence-scheduler.js';
 export * from './occurrences.service.js';
 export * from './occurrences.repository.js';
 export * from './occurrence-timeline.js';
+export * from './job-kinds.js';
