@@ -15,7 +15,9 @@ describe('job kinds and their handlers', () => {
   });
 
   it('the boot check names every enqueued kind without a handler', () => {
-    const w = worker().register('greet', async () => undefined).registerBatch('herd', async () => undefined);
+    const w = worker()
+      .register('greet', async () => undefined)
+      .registerBatch('herd', async () => undefined);
     expect(() => w.assertHandles(['greet', 'herd'])).not.toThrow();
     expect(() => w.assertHandles(['greet', 'lost', 'herd', 'gone', 'lost'])).toThrow(
       'no handler registered for job kind(s) this app enqueues: lost, gone',
