@@ -1,19 +1,23 @@
 import pg from 'pg';
+import { withClient } from '@nudge/queue';
 
-/** Runs `fn` in a transaction on one pooled connection: commit on success, rollback on error. */
+/**
+ * Runs `fn` in a transaction on one pooled connection (guarded against the
+ * connection failing between statements: see withClient): commit on success,
+ * rollback on error.
+ */
 export async function withTransaction<T>(pool: pg.Pool, fn: (client: pg.PoolClient) => Promise<T>): Promise<T> {
-  const client = await pool.connect();
-  try {
-    await client.query('BEGIN');
-    const result = await fn(client);
-    await client.query('COMMIT');
-    return result;
-  } catch (error) {
-    await client.query('ROLLBACK').catch(() => undefined);
-    throw error;
-  } finally {
-    client.release();
-  }
+  return withClient(pool, async (client) => {
+    try {
+      await client.query('BEGIN');
+      const result = await fn(client);
+      await client.query('COMMIT');
+      return result;
+    } catch (error) {
+      await client.query('ROLLBACK').catch(() => undefined);
+      throw error;
+    }
+  });
 }
 
 /**

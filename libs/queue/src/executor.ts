@@ -1,3 +1,5 @@
+import type pg from 'pg';
+
 /**
  * Anything that runs SQL with positional parameters: a pg Pool, PoolClient or
  * Client, or a TypeORM EntityManager or QueryRunner. Passing the caller's
@@ -28,4 +30,28 @@ export function rowsOf<T>(result: unknown): T[] {
 
 export async function queryRows<T>(executor: QueryExecutor, text: string, params: unknown[] = []): Promise<T[]> {
   return rowsOf<T>(await executor.query(text, params));
+}
+
+/**
+ * Runs `fn` on one pooled connection, guarded. pg reports a connection's
+ * failure (the server restarting, a network cut) as an 'error' event on the
+ * client when no query is running on it — between two statements of a
+ * transaction, say — and the pool listens only to its idle clients: on a
+ * checked-out one the event would be unhandled and end the process. The guard
+ * takes it, the next statement fails instead, and the broken client is
+ * destroyed on release rather than returned to the pool.
+ */
+export async function withClient<T>(pool: pg.Pool, fn: (client: pg.PoolClient) => Promise<T>): Promise<T> {
+  const client = await pool.connect();
+  let broken: Error | undefined;
+  const guard = (error: Error) => {
+    broken = error;
+  };
+  client.on('error', guard);
+  try {
+    return await fn(client);
+  } finally {
+    client.removeListener('error', guard);
+    client.release(broken);
+  }
 }

@@ -1,4 +1,5 @@
-import { queryRows, type QueryExecutor } from './executor.js';
+import type pg from 'pg';
+import { queryRows, type QueryExecutor, withClient } from './executor.js';
 import { parseJobId, toDate, toJob, toJobRun, type JobRow, type JobRunRow } from './rows.js';
 import * as SQL from './sql.js';
 import { JOB_STATUSES, type Job, type JobRun, type JobStatus } from './types.js';
@@ -66,18 +67,17 @@ function isPool(executor: QueryExecutor): executor is QueryExecutor & PoolLike {
  */
 export async function queueGauges(executor: QueryExecutor, now: Date): Promise<GaugeRow[]> {
   if (!isPool(executor)) return queryRows<GaugeRow>(executor, SQL.GAUGES, [now]);
-  const client = await executor.connect();
-  try {
-    await client.query('BEGIN READ ONLY; SET LOCAL enable_seqscan = off');
-    const rows = await queryRows<GaugeRow>(client, SQL.GAUGES, [now]);
-    await client.query('COMMIT');
-    return rows;
-  } catch (error) {
-    await client.query('ROLLBACK').catch(() => undefined);
-    throw error;
-  } finally {
-    client.release();
-  }
+  return withClient(executor as unknown as pg.Pool, async (client) => {
+    try {
+      await client.query('BEGIN READ ONLY; SET LOCAL enable_seqscan = off');
+      const rows = await queryRows<GaugeRow>(client, SQL.GAUGES, [now]);
+      await client.query('COMMIT');
+      return rows;
+    } catch (error) {
+      await client.query('ROLLBACK').catch(() => undefined);
+      throw error;
+    }
+  });
 }
 
 /** Per kind, for the ops page. Kinds with nothing to report (and not paused) are absent. */

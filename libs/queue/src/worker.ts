@@ -4,6 +4,7 @@ import { performance } from 'node:perf_hooks';
 import { context } from '@opentelemetry/api';
 import pg from 'pg';
 import { ActiveJob, BatchRun, type ClaimRow } from './active-job.js';
+import { withClient } from './executor.js';
 import { backoffSeconds } from './backoff.js';
 import { errorClass, errorText, LeaseLostError, PermanentJobError, ShutdownError, SnoozeJob, TransientJobError } from './errors.js';
 import {
@@ -742,9 +743,7 @@ export class Worker {
     fn: (tx: pg.PoolClient, held: ClaimedJob[]) => Promise<void>,
   ): Promise<ClaimedJob[]> {
     const candidates = actives.filter((a) => a.state === 'running' && !(a.abortReason instanceof LeaseLostError));
-    const client = await this.pool.connect();
-    let held: ActiveJob[];
-    try {
+    const held = await withClient(this.pool, async (client) => {
       // Durable whatever the session says: fn's writes are the caller's data.
       await client.query('BEGIN; SET LOCAL synchronous_commit = on');
       try {
@@ -757,20 +756,19 @@ export class Worker {
                 values: [candidates.map((a) => a.job.id), candidates.map((a) => a.token), this.sqlNow(), this.workerId],
               });
         const ok = new Set(cas.rows.map((r) => r.id));
-        held = candidates.filter((a) => ok.has(a.job.id));
+        const kept = candidates.filter((a) => ok.has(a.job.id));
         for (const active of actives) if (!ok.has(active.job.id) && active.state === 'running') this.lost(active, 'completeWith');
         await fn(
           client,
-          held.map((a) => a.job),
+          kept.map((a) => a.job),
         );
         await client.query('COMMIT');
+        return kept;
       } catch (err) {
         await client.query('ROLLBACK').catch(() => undefined);
         throw err;
       }
-    } finally {
-      client.release();
-    }
+    });
     for (const active of held) {
       active.completedWith = true;
       this.metrics?.observeDuration(active.job.kind, 'succeeded', (performance.now() - active.t0) / 1000);
