@@ -92,6 +92,9 @@ export function loadConfig(env: Env = process.env): Config {
     problems.push('VAPID_SUBJECT must be a mailto: or https:// URL');
   }
 
+  const expoBaseUrl = raw('EXPO_BASE_URL')!;
+  serviceUrl(expoBaseUrl, 'EXPO_BASE_URL', problems);
+
   const config: Config = {
     nodeEnv,
     databaseUrl,
@@ -125,7 +128,7 @@ export function loadConfig(env: Env = process.env): Config {
     expo: {
       enabled: flag('EXPO_PUSH_ENABLED') || raw('EXPO_ACCESS_TOKEN') !== undefined,
       accessToken: raw('EXPO_ACCESS_TOKEN'),
-      baseUrl: serviceUrl(raw('EXPO_BASE_URL')!, 'EXPO_BASE_URL', problems),
+      baseUrl: expoBaseUrl,
     },
     simulatedPushHang: flag('SIMULATED_PUSH_HANG'),
     tracing: { otlpEndpoint: otlpEndpoint(raw, problems), serviceName: raw('OTEL_SERVICE_NAME') },
@@ -166,16 +169,8 @@ function identityProvider(
     }
     return undefined;
   }
-  let jwksUrl: URL | undefined;
-  try {
-    jwksUrl = new URL(url);
-  } catch {
-    // reported below
-  }
   // Keys fetched over plain HTTP could be swapped on the way; loopback is for tests and sidecars.
-  if (!jwksUrl || !(jwksUrl.protocol === 'https:' || (jwksUrl.protocol === 'http:' && LOOPBACK_HOSTS.has(jwksUrl.hostname)))) {
-    problems.push(`AUTH_JWKS_URL must be an https:// URL (http:// only on loopback), got ${JSON.stringify(url)}`);
-  }
+  const jwksUrl = serviceUrl(url, 'AUTH_JWKS_URL', problems);
   // Without both, any token the provider signs for any of its customers would
   // pass (Firebase signs every project's tokens with the same keys).
   const issuer = raw('AUTH_ISSUER');
@@ -192,8 +187,8 @@ function identityProvider(
   };
 }
 
-/** A service's base URL: https, or http on loopback only (a test's fake, a sidecar). */
-function serviceUrl(value: string, name: string, problems: string[]): string {
+/** A service's URL: https, or http on loopback only (a test's fake, a sidecar); undefined (and a problem) otherwise. */
+function serviceUrl(value: string, name: string, problems: string[]): URL | undefined {
   let parsed: URL | undefined;
   try {
     parsed = new URL(value);
@@ -202,6 +197,7 @@ function serviceUrl(value: string, name: string, problems: string[]): string {
   }
   if (!parsed || !(parsed.protocol === 'https:' || (parsed.protocol === 'http:' && LOOPBACK_HOSTS.has(parsed.hostname)))) {
     problems.push(`${name} must be an https:// URL (http:// only on loopback), got ${JSON.stringify(value)}`);
+    return undefined;
   }
-  return value;
+  return parsed;
 }
