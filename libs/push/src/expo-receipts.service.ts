@@ -4,6 +4,7 @@ import type { Clock } from '@nudge/config';
 import { type ClaimedJob, type JobContext, queryRows } from '@nudge/queue';
 import { withTransaction } from '@nudge/database';
 import { type NewEvent, recordEvents } from '@nudge/events';
+import { deliveryEvent } from './delivery-events.js';
 import { deactivateRejectedDevices, type RejectedToken } from './device-deactivation.js';
 import { classifyExpoError, EXPO_MAX_RECEIPTS_PER_REQUEST, ExpoPushProvider, type ExpoReceipt } from './expo.provider.js';
 import type { PushProviders } from './provider-registry.js';
@@ -110,7 +111,7 @@ export class ExpoReceiptsService {
       }
       const outcome = classifyExpoError(receipt.details?.error, receipt.message);
       const reason = 'reason' in outcome ? outcome.reason : String(receipt.message);
-      const data = {
+      const to = {
         jobId: row.job_id,
         userId: row.user_id,
         deviceId: row.device_id,
@@ -121,11 +122,11 @@ export class ExpoReceiptsService {
       if (outcome.kind === 'invalid_token') {
         settled.push({ id: row.id, status: 'invalid_token', error: reason });
         rejected.push({ deviceId: row.device_id, reason });
-        events.push({ type: 'delivery.invalid_token', userId: row.user_id, data: { ...data, reason } });
+        events.push(deliveryEvent(to, 'invalid_token', reason));
         result.invalidTokens++;
       } else {
         settled.push({ id: row.id, status: 'failed', error: `receipt: ${reason}` });
-        events.push({ type: 'delivery.failed', userId: row.user_id, data: { ...data, error: `receipt: ${reason}`, retryable: false } });
+        events.push(deliveryEvent(to, 'failed', `receipt: ${reason}`));
         result.failed++;
       }
     }

@@ -3,6 +3,7 @@ import { inTransaction } from '@nudge/database';
 import { type NewEvent, recordEvents } from '@nudge/events';
 import { tracingEnabled } from '@nudge/queue';
 import { collapseIdFor } from './collapse-id.js';
+import { deliveryEvent } from './delivery-events.js';
 import { deactivateRejectedDevices } from './device-deactivation.js';
 import { type LocalizedText, pickText } from './localized-text.js';
 import type { PushMetrics } from './metrics.js';
@@ -352,7 +353,9 @@ export class PushDelivery {
           now,
         ],
       );
-      const events: NewEvent[] = sends.map((send, i) => deliveryEvent(send, rows[i]![0]!, rows[i]![1] ?? rows[i]![2]));
+      const events: NewEvent[] = sends.map((send, i) =>
+        sendEvent(send, rows[i]![0] as 'sent' | 'invalid_token' | 'failed', rows[i]![1] ?? rows[i]![2]),
+      );
       const rejected = sends.filter((s) => s.outcome!.kind === 'invalid_token');
       const deactivated = await deactivateRejectedDevices(
         tx,
@@ -376,26 +379,18 @@ function textFor(request: DeliveryRequest, device: LedgerDevice): Pick<PushMessa
   };
 }
 
-function deviceData(send: Send): Record<string, unknown> {
-  return {
+// The send as its delivery event names it; `retryable` when the job will try the device again.
+function sendEvent(send: Send, status: 'sent' | 'invalid_token' | 'failed', detail: string | null): NewEvent {
+  const to = {
+    jobId: send.request.jobId,
     userId: send.request.userId,
     deviceId: send.device.id,
     installationId: send.device.installation_id,
     platform: send.device.platform,
+    provider: send.provider.name,
   };
-}
-
-// delivery.sent, delivery.failed (`retryable` when the job will try the device again) or delivery.invalid_token.
-function deliveryEvent(send: Send, status: string, detail: string | null): NewEvent {
-  const data = { jobId: send.request.jobId, ...deviceData(send), provider: send.provider.name };
-  if (status === 'sent') return { type: 'delivery.sent', userId: send.request.userId, data: { ...data, providerMessageId: detail } };
-  if (status === 'invalid_token') return { type: 'delivery.invalid_token', userId: send.request.userId, data: { ...data, reason: detail } };
   const kind = send.outcome!.kind;
-  return {
-    type: 'delivery.failed',
-    userId: send.request.userId,
-    data: { ...data, error: detail, retryable: kind === 'transient' || kind === 'configuration_error' },
-  };
+  return deliveryEvent(to, status, detail, kind === 'transient' || kind === 'configuration_error');
 }
 
 /** Adds one send's outcome to its job's summary. */
