@@ -10,14 +10,14 @@ import {
   type ClaimedJob,
 } from '../../libs/queue/src/index.js';
 import { createTestDatabase, type TestDatabase } from '../support/database.js';
-import { jobRow, memoryLogger, PinnedClock, statusCounts } from './helpers.js';
+import { jobRow, memoryLogger, FixedClock, statusCounts } from './helpers.js';
 
 // registerBatch: one handler call for several jobs of a kind, each job ending
 // on its own (completed in one transaction with the handler's writes, failed,
 // snoozed, buried, or simply succeeded), as the reminder pipeline uses it.
 describe('batch handlers', () => {
   let db: TestDatabase;
-  const clock = new PinnedClock('2026-03-01T12:00:00.000Z');
+  const clock = new FixedClock('2026-03-01T12:00:00.000Z');
   let logger: ReturnType<typeof memoryLogger>;
   let handler: BatchJobHandler<{ n: number }>;
   let calls: number[][];

@@ -2,7 +2,7 @@ import pg from 'pg';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { enqueue, getJob, Worker, type JobHandler } from '../../libs/queue/src/index.js';
 import { createTestDatabase, type TestDatabase } from '../support/database.js';
-import { jobRow, memoryLogger, PinnedClock } from './helpers.js';
+import { jobRow, memoryLogger, FixedClock } from './helpers.js';
 
 // The worker's own pool, with a switch that makes chosen named statements
 // fail as a lost connection does (no SQLSTATE): a database blip.
@@ -26,7 +26,7 @@ function blippingPool(url: string) {
 describe('the queue under faults', () => {
   let db: TestDatabase;
   let blip: ReturnType<typeof blippingPool>;
-  const clock = new PinnedClock('2026-03-01T12:00:00.000Z');
+  const clock = new FixedClock('2026-03-01T12:00:00.000Z');
   let handler: JobHandler;
   let runs: number;
 
@@ -73,7 +73,7 @@ describe('the queue under faults', () => {
       throw new Error('provider down');
     };
     const { job } = await enqueue(db.pool, { kind: 'k', maxAttempts: 1 }, { now: clock.now() });
-    blip.failNext('queue_bury', 3);
+    blip.failNext('queue_mark_dead', 3);
     await makeWorker().runOnce();
     expect(await jobRow(db.pool, job.id)).toMatchObject({ status: 'dead', attempts: 1, last_error: 'Error: provider down' });
     expect((await getJob(db.pool, job.id))!.history.map((h) => [h.outcome, h.error])).toEqual([['dead', 'Error: provider down']]);

@@ -1,21 +1,9 @@
 import type pg from 'pg';
-import type { QueueClock, QueueLogger } from '../../libs/queue/src/index.js';
+import type { QueueLogger } from '../../libs/queue/src/index.js';
+import { eventually } from '../support/eventually.js';
 
-export class PinnedClock implements QueueClock {
-  private t: number;
-  constructor(start: string | Date) {
-    this.t = new Date(start).getTime();
-  }
-  now(): Date {
-    return new Date(this.t);
-  }
-  set(at: string | Date): void {
-    this.t = new Date(at).getTime();
-  }
-  advance(ms: number): void {
-    this.t += ms;
-  }
-}
+// The queue takes any `{ now(): Date }`: tests pin the config lib's FixedClock.
+export { FixedClock } from '../../libs/config/src/clock.js';
 
 export interface LogLine {
   level: string;
@@ -63,11 +51,7 @@ export function deferred<T = void>() {
   return { promise, resolve, reject };
 }
 
+/** Polls until `check` holds (see test/support's eventually, which it uses). */
 export async function waitFor(check: () => Promise<boolean> | boolean, timeoutMs = 30_000, everyMs = 50): Promise<void> {
-  const end = Date.now() + timeoutMs;
-  while (Date.now() < end) {
-    if (await check()) return;
-    await new Promise((r) => setTimeout(r, everyMs));
-  }
-  throw new Error(`condition not met within ${timeoutMs} ms`);
+  await eventually(async () => (await check()) || undefined, 'a condition', timeoutMs, everyMs);
 }

@@ -1,11 +1,11 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { enqueueMany, pruneFinishedJobs, recurringKey, scheduleRecurringJobs, Worker } from '../../libs/queue/src/index.js';
 import { createTestDatabase, type TestDatabase } from '../support/database.js';
-import { PinnedClock, statusCounts, waitFor } from './helpers.js';
+import { FixedClock, statusCounts, waitFor } from './helpers.js';
 
 describe('housekeeping through the queue', () => {
   let db: TestDatabase;
-  const clock = new PinnedClock('2026-03-01T12:00:07.000Z');
+  const clock = new FixedClock('2026-03-01T12:00:07.000Z');
 
   beforeAll(async () => {
     db = await createTestDatabase();

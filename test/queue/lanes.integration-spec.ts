@@ -1,14 +1,14 @@
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { enqueue, enqueueMany, Worker } from '../../libs/queue/src/index.js';
 import { createTestDatabase, type TestDatabase } from '../support/database.js';
-import { memoryLogger, PinnedClock, statusCounts, waitFor } from './helpers.js';
+import { memoryLogger, FixedClock, statusCounts, waitFor } from './helpers.js';
 
 // Issue 13 finding 5: a herd of one kind must not delay every other kind of
 // the same priority. A kind with slots of its own (`concurrency`) is claimed,
 // buffered and run apart from the others.
 describe('slots of its own per kind', () => {
   let db: TestDatabase;
-  const clock = new PinnedClock('2026-03-01T12:00:00.000Z');
+  const clock = new FixedClock('2026-03-01T12:00:00.000Z');
   let worker: Worker | null = null;
 
   beforeAll(async () => {

@@ -10,11 +10,11 @@ import {
   type JobContext,
 } from '../../libs/queue/src/index.js';
 import { createTestDatabase, type TestDatabase } from '../support/database.js';
-import { deferred, jobRow, memoryLogger, PinnedClock, statusCounts, waitFor } from './helpers.js';
+import { deferred, jobRow, memoryLogger, FixedClock, statusCounts, waitFor } from './helpers.js';
 
 describe('leases, the reaper and completeWith', () => {
   let db: TestDatabase;
-  const clock = new PinnedClock('2026-03-01T12:00:00.000Z');
+  const clock = new FixedClock('2026-03-01T12:00:00.000Z');
 
   beforeAll(async () => {
     db = await createTestDatabase();

@@ -20,11 +20,11 @@ import {
   Worker,
 } from '../../libs/queue/src/index.js';
 import { createTestDatabase, type TestDatabase } from '../support/database.js';
-import { deferred, jobRow, PinnedClock, statusCounts } from './helpers.js';
+import { deferred, jobRow, FixedClock, statusCounts } from './helpers.js';
 
 describe('ops functions and metrics', () => {
   let db: TestDatabase;
-  const clock = new PinnedClock('2026-03-01T12:00:00.000Z');
+  const clock = new FixedClock('2026-03-01T12:00:00.000Z');
   const at = (offsetSeconds: number) => new Date(clock.now().getTime() + offsetSeconds * 1000);
 
   beforeAll(async () => {

@@ -110,7 +110,7 @@ describe('query plans of the hot path', () => {
 
     it.each([
       ['retry', SQL.RETRY, () => [runningIds[0], 'w', runningTokens[0], at, 30_000, 'err', at, 'failed']],
-      ['bury', SQL.BURY, () => [runningIds[0], 'w', runningTokens[0], at, 'err', at]],
+      ['dead', SQL.DEAD, () => [runningIds[0], 'w', runningTokens[0], at, 'err', at]],
       ['snooze', SQL.SNOOZE, () => [runningIds[0], 'w', runningTokens[0], at, later, 'quiet', at, 5000]],
     ] as const)('%s of one job is a probe', async (_name, statement, values) => {
       expectBatchSized(await genericPlan(statement.text, values() as unknown[]));

@@ -13,11 +13,11 @@ import {
   type JobHandler,
 } from '../../libs/queue/src/index.js';
 import { createTestDatabase, type TestDatabase } from '../support/database.js';
-import { jobRow, memoryLogger, PinnedClock } from './helpers.js';
+import { jobRow, memoryLogger, FixedClock } from './helpers.js';
 
 describe('failures, retries, snoozes', () => {
   let db: TestDatabase;
-  const clock = new PinnedClock('2026-03-01T12:00:00.000Z');
+  const clock = new FixedClock('2026-03-01T12:00:00.000Z');
   const random = () => 0.25;
   let worker: Worker;
   let logger: ReturnType<typeof memoryLogger>;

@@ -2,13 +2,13 @@ import pg from 'pg';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { enqueue, getJob, PermanentJobError, Worker, type JobContext, type JobHandler } from '../../libs/queue/src/index.js';
 import { createTestDatabase, type TestDatabase } from '../support/database.js';
-import { deferred, jobRow, memoryLogger, PinnedClock, waitFor } from './helpers.js';
+import { deferred, jobRow, memoryLogger, FixedClock, waitFor } from './helpers.js';
 
 // Issue 13 finding 9: the shutdown deadline is a real bound, and what stop()
 // writes after it is right.
 describe('shutdown', () => {
   let db: TestDatabase;
-  const clock = new PinnedClock('2026-03-01T12:00:00.000Z');
+  const clock = new FixedClock('2026-03-01T12:00:00.000Z');
   const pools: pg.Pool[] = [];
 
   beforeAll(async () => {

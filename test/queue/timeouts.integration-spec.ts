@@ -11,13 +11,13 @@ import {
   type WorkerOptions,
 } from '../../libs/queue/src/index.js';
 import { createTestDatabase, type TestDatabase } from '../support/database.js';
-import { deferred, jobRow, memoryLogger, PinnedClock, statusCounts, waitFor } from './helpers.js';
+import { deferred, jobRow, memoryLogger, FixedClock, statusCounts, waitFor } from './helpers.js';
 
 // Issue 13 finding 1: a handler that never settles must not hold its job,
 // its slot's buffer or the worker's housekeeping for ever.
 describe('execution timeouts', () => {
   let db: TestDatabase;
-  const clock = new PinnedClock('2026-03-01T12:00:00.000Z');
+  const clock = new FixedClock('2026-03-01T12:00:00.000Z');
   let started: Worker[] = [];
   const never = () => new Promise<void>(() => undefined);
 

@@ -7,6 +7,9 @@ import { type Clock, type Config, createLogger, FixedClock, loadConfig } from '@
 import { createApiApp } from '../../apps/api/src/app.factory.js';
 import { WorkerModule, type WorkerModuleOptions } from '../../apps/worker/src/worker.module.js';
 import { signToken } from '../../apps/api/src/auth/jwt.js';
+import { eventually } from './eventually.js';
+
+export { eventually };
 
 export const TEST_SECRET = 'test-secret-that-is-long-enough-for-hs256!';
 
@@ -108,17 +111,6 @@ export async function startTestApi(options: {
     },
     close: () => app.close(),
   };
-}
-
-/** Polls until `check` returns a truthy value (the worker runs on its own schedule). */
-export async function eventually<T>(check: () => Promise<T | undefined | null | false>, what: string, timeoutMs = 15_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await check();
-    if (value) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 25));
-  }
 }
 
 /**

@@ -25,7 +25,7 @@ export class QueueMetrics {
   readonly completed: Counter<'kind'>;
   readonly failed: Counter<'kind' | 'error_class'>;
   readonly retried: Counter<'kind' | 'error_class'>;
-  readonly buried: Counter<'kind' | 'error_class'>;
+  readonly deadTotal: Counter<'kind' | 'error_class'>;
   readonly snoozed: Counter<'kind'>;
   readonly reaped: Counter<'kind' | 'outcome'>;
   readonly leasesLost: Counter<'kind'>;
@@ -67,8 +67,8 @@ export class QueueMetrics {
       labelNames: ['kind', 'error_class'],
       registers,
     });
-    this.buried = new Counter({
-      name: 'queue_jobs_buried_total',
+    this.deadTotal = new Counter({
+      name: 'queue_jobs_dead_total',
       help: 'Jobs that went dead',
       labelNames: ['kind', 'error_class'],
       registers,

@@ -1,7 +1,7 @@
 import type pg from 'pg';
 import { queryRows, type QueryExecutor, withClient } from './executor.js';
 import { parseJobId, toDate, toJob, toJobRun, type JobRow, type JobRunRow } from './rows.js';
-import * as SQL from './sql.js';
+import * as SQL from './ops-sql.js';
 import { JOB_STATUSES, type Job, type JobRun, type JobStatus } from './types.js';
 
 export interface KindQueueStats {

@@ -33,7 +33,7 @@ export interface NamedStatement {
   text: string;
 }
 
-const JOB_COLUMNS = `id, kind, payload, idempotency_key, priority, run_at, attempts, max_attempts, status,
+export const JOB_COLUMNS = `id, kind, payload, idempotency_key, priority, run_at, attempts, max_attempts, status,
   last_error, locked_at, locked_until, locked_by, finished_at, created_at, updated_at`;
 
 // Timestamps as epoch milliseconds (float8): a number is much cheaper for the
@@ -132,7 +132,7 @@ export const JOBS_BY_KEYS = `SELECT ${JOB_COLUMNS} FROM jobs WHERE idempotency_k
 const STARTS_NOW = `($6::integer > 0 AND coalesce((j.priority, j.run_at, j.id) <= (SELECT priority, run_at, id FROM cut), true))`;
 
 export const CLAIM: NamedStatement = {
-  name: 'queue_claim_v7',
+  name: 'queue_claim',
   text: `
 WITH RECURSIVE claimable AS (
   SELECT unnest($2::text[]) AS kind EXCEPT SELECT kind FROM job_kind_pauses
@@ -193,7 +193,7 @@ function heldRows(lock: string, worker = '$4'): string {
 // written to job_runs: one write per job on this path). The UPDATE reaches
 // the rows through `id = ANY (ARRAY(…))`: primary-key probes whatever the plan.
 export const COMPLETE_MANY: NamedStatement = {
-  name: 'queue_complete_many_v4',
+  name: 'queue_complete_many',
   text: `
 WITH mine AS (${heldRows('FOR NO KEY UPDATE')}
 )
@@ -207,7 +207,7 @@ RETURNING id`,
 // and locked_at records the start. The handler runs once this has landed, so
 // an attempt that ran is always counted.
 export const START_MANY: NamedStatement = {
-  name: 'queue_start_many_v2',
+  name: 'queue_start_many',
   text: `
 WITH mine AS (${heldRows('FOR NO KEY UPDATE')}
 )
@@ -224,7 +224,7 @@ RETURNING id`,
 // against a completion that locks the same rows in another order. Ids missing
 // from the result are checked with LEASE_CHECK before being declared lost.
 export const EXTEND_LEASES: NamedStatement = {
-  name: 'queue_extend_leases_v4',
+  name: 'queue_extend_leases',
   text: `
 WITH mine AS (${heldRows('FOR NO KEY UPDATE SKIP LOCKED')}
 )
@@ -241,7 +241,7 @@ RETURNING id`,
 // join, a plan built from a statistics sample that saw no running jobs scanned
 // the running index once per batch row (test/queue/plans caught it, sometimes).
 export const LEASE_CHECK: NamedStatement = {
-  name: 'queue_lease_check_v4',
+  name: 'queue_lease_check',
   text: heldRows('LIMIT 1', '$3'),
 };
 
@@ -257,7 +257,7 @@ const STARTED_AT = (param: string): string => `coalesce(${param}::timestamptz, (
 // and its history row change in one statement, so history never disagrees
 // with the row.
 export const RETRY: NamedStatement = {
-  name: 'queue_retry_v3',
+  name: 'queue_retry',
   text: `
 WITH updated AS (
   UPDATE jobs
@@ -273,8 +273,8 @@ RETURNING job_id`,
 
 // Out of attempts, or a permanent error: dead, with its error, until an
 // operator retries it or it is pruned. locked_by/locked_at are kept.
-export const BURY: NamedStatement = {
-  name: 'queue_bury_v3',
+export const DEAD: NamedStatement = {
+  name: 'queue_mark_dead',
   text: `
 WITH updated AS (
   UPDATE jobs
@@ -293,7 +293,7 @@ RETURNING job_id`,
 // kept: "after this instant"). Recorded in the history, and
 // counted in `snoozes` (the worker bounds snoozes in a row).
 export const SNOOZE: NamedStatement = {
-  name: 'queue_snooze_v3',
+  name: 'queue_snooze',
   text: `
 WITH updated AS (
   UPDATE jobs
@@ -312,7 +312,7 @@ RETURNING job_id`,
 // unchanged so they keep their place in line). Nothing ran, so nothing goes
 // to the history.
 export const RELEASE_MANY: NamedStatement = {
-  name: 'queue_release_many_v4',
+  name: 'queue_release_many',
   text: `
 WITH mine AS (${heldRows('FOR NO KEY UPDATE')}
 )
@@ -333,7 +333,7 @@ RETURNING id`,
 const OUT_OF_ATTEMPTS = `(j.locked_at IS NOT NULL AND j.attempts >= j.max_attempts)`;
 
 export const REAP: NamedStatement = {
-  name: 'queue_reap_v3',
+  name: 'queue_reap',
   text: `
 WITH expired AS (
   SELECT id, locked_by, locked_at FROM jobs
@@ -372,7 +372,7 @@ SELECT id, kind, attempts, status, idempotency_key, worker FROM updated`,
 // Their history goes in the same statement. SKIP LOCKED: never wait behind an
 // operator's retry of the same row.
 export const PRUNE: NamedStatement = {
-  name: 'queue_prune_v2',
+  name: 'queue_prune',
   text: `
 WITH doomed AS (
   SELECT id FROM jobs
@@ -388,166 +388,3 @@ WITH doomed AS (
 )
 SELECT count(*)::integer AS deleted FROM gone`,
 };
-
-// The gauges, at scrape time, in one round trip. Each branch reads one
-// partial index (ready: jobs_runnable_idx bounded by run_at <= now; running:
-// jobs_running_idx; dead: jobs_dead_idx), so the cost follows the number of
-// ready, running and dead jobs, not the size of the table (finished and
-// scheduled rows are never visited).
-//
-// Measured on PostgreSQL 18.4 with 1,000,000 jobs (880,000 succeeded, 95,000
-// scheduled, 5,000 ready, 17,800 cancelled, 2,000 dead, 200 running), made with
-// INSERT ... SELECT generate_series and VACUUM ANALYZE, run as queueGauges
-// runs it (enable_seqscan = off), warm cache; EXPLAIN (ANALYZE, BUFFERS, COSTS OFF):
-//
-//   Append (actual time=5.157..6.432 rows=4.00 loops=1)
-//     Buffers: shared hit=3150
-//     ->  HashAggregate  Group Key: jobs.kind
-//           ->  Bitmap Heap Scan on jobs (actual time=0.714..4.174 rows=5000.00 loops=1)
-//                 Recheck Cond: ((run_at <= '2026-03-02 12:00:00+00') AND (status = 'queued'))
-//                 Heap Blocks: exact=2888
-//                 ->  Bitmap Index Scan on jobs_runnable_idx (actual time=0.445..0.446 rows=5000.00 loops=1)
-//                       Index Cond: (run_at <= '2026-03-02 12:00:00+00')
-//     ->  HashAggregate  Group Key: jobs_1.kind
-//           ->  Index Scan using jobs_running_idx on jobs jobs_1 (actual time=0.009..0.811 rows=200.00 loops=1)
-//     ->  GroupAggregate  Group Key: jobs_2.kind
-//           ->  Index Only Scan using jobs_dead_idx on jobs jobs_2 (actual time=0.009..0.217 rows=2000.00 loops=1)
-//                 Heap Fetches: 0
-//   Planning Time: 0.228 ms
-//   Execution Time: 6.522 ms
-//
-// Cold cache, with enable_seqscan on, the planner chose the same three index
-// scans: 30 ms, 3,150 buffers. No branch touches the 880,000 finished rows; the
-// cost is the ready rows' heap pages, so it grows with the backlog, not the table.
-// The paused kinds ride along as a fourth branch (a few rows). The oldest
-// running job's start (locked_at; NULL for a job claimed into a buffer and
-// not started) comes from the running rows the branch reads anyway.
-export const GAUGES = `
-SELECT kind, count(*)::integer AS ready, min(run_at) AS oldest_ready, 0 AS running, 0 AS stuck, 0 AS dead, false AS paused,
-       NULL::timestamptz AS oldest_running
-FROM jobs WHERE status = 'queued' AND run_at <= $1 GROUP BY kind
-UNION ALL
-SELECT kind, 0, NULL, count(*)::integer, (count(*) FILTER (WHERE locked_until < $1))::integer, 0, false, min(locked_at)
-FROM jobs WHERE status = 'running' GROUP BY kind
-UNION ALL
-SELECT kind, 0, NULL, 0, 0, count(*)::integer, false, NULL
-FROM jobs WHERE status = 'dead' GROUP BY kind
-UNION ALL
-SELECT kind, 0, NULL, 0, 0, 0, true, NULL FROM job_kind_pauses`;
-
-// Not on any scrape: the ops page. Scheduled (queued, run_at > now) walks the
-// future part of jobs_runnable_idx, which is as large as the number of
-// scheduled reminders; acceptable for an operator's click, not for /metrics.
-export const SCHEDULED_BY_KIND = `
-SELECT kind, count(*)::integer AS scheduled FROM jobs WHERE status = 'queued' AND run_at > $1 GROUP BY kind`;
-
-// Last hour: successes from jobs_finished_idx (a success is only on the job
-// row), failed attempts from job_runs_finished_idx.
-export const SUCCEEDED_SINCE = `
-SELECT kind, count(*)::integer AS succeeded FROM jobs
-WHERE status = 'succeeded' AND finished_at >= $1 GROUP BY kind`;
-
-export const FAILED_SINCE = `
-SELECT kind, count(*)::integer AS failed FROM job_runs
-WHERE finished_at >= $1 AND outcome IN ('failed', 'dead', 'lease_expired') GROUP BY kind`;
-
-// Newest first by id (the primary key walked backwards); the cursor is the
-// last id seen. Status and kind are optional filters; ops traffic only.
-export const LIST_JOBS = `
-SELECT ${JOB_COLUMNS} FROM jobs
-WHERE ($1::text IS NULL OR status = $1) AND ($2::text IS NULL OR kind = $2) AND ($3::bigint IS NULL OR id < $3)
-ORDER BY id DESC
-LIMIT $4`;
-
-export const GET_JOB = `SELECT ${JOB_COLUMNS} FROM jobs WHERE id = $1`;
-
-// Several jobs by id (an operator's view of a user's deliveries): a primary key probe each.
-export const GET_JOBS = `SELECT ${JOB_COLUMNS} FROM jobs WHERE id = ANY($1::bigint[])`;
-
-// Queued jobs coming due per minute and kind (the herds ahead). A range of
-// jobs_runnable_idx on run_at (PostgreSQL 18 skips over its leading priority);
-// it reads as many rows as are coming due, so the dashboard asks once a minute.
-export const DUE_BY_MINUTE = `
-SELECT date_trunc('minute', run_at) AS minute, kind, count(*)::integer AS due
-FROM jobs
-WHERE status = 'queued' AND run_at >= $1 AND run_at < $2
-GROUP BY 1, 2 ORDER BY 1, 2`;
-
-export const JOB_RUNS = `
-SELECT attempt, worker, started_at, finished_at, outcome, error, next_run_at
-FROM job_runs WHERE job_id = $1 ORDER BY id`;
-
-export const JOB_RUNS_MANY = `
-SELECT job_id, attempt, worker, started_at, finished_at, outcome, error, next_run_at
-FROM job_runs WHERE job_id = ANY($1::bigint[]) ORDER BY job_id, id`;
-
-// Operator retry: only a dead or cancelled job, attempts reset, ready now.
-// The status read beside it tells "not found" from "not retryable" in the
-// same round trip (it sees the row as before the update).
-export const RETRY_JOB = `
-WITH updated AS (
-  UPDATE jobs
-  SET status = 'queued', attempts = 0, snoozes = 0, run_at = $2, locked_at = NULL, locked_until = NULL, locked_by = NULL,
-      finished_at = NULL, updated_at = $2
-  WHERE id = $1 AND status IN ('dead', 'cancelled')
-  RETURNING id
-), wake AS (
-  SELECT pg_notify('${WAKE_CHANNEL}', '') FROM (SELECT 1 FROM updated LIMIT 1) AS one
-)
-SELECT (SELECT count(*) FROM updated)::integer AS changed, (SELECT count(*) FROM wake)::integer AS woken,
-       (SELECT status FROM jobs WHERE id = $1) AS status`;
-
-// Bulk retry: every dead job of a kind back to queued, as RETRY_JOB does one
-// (jobs_dead_idx is keyed on kind). One statement: dead jobs are few.
-export const RETRY_DEAD_OF_KIND = `
-WITH updated AS (
-  UPDATE jobs
-  SET status = 'queued', attempts = 0, snoozes = 0, run_at = $2, locked_at = NULL, locked_until = NULL, locked_by = NULL,
-      finished_at = NULL, updated_at = $2
-  WHERE kind = $1 AND status = 'dead'
-  RETURNING id
-), wake AS (
-  SELECT pg_notify('${WAKE_CHANNEL}', '') FROM (SELECT 1 FROM updated LIMIT 1) AS one
-)
-SELECT (SELECT count(*) FROM updated)::integer AS retried, (SELECT count(*) FROM wake)::integer AS woken`;
-
-// Pause and resume a kind: the claim reads job_kind_pauses. Pausing twice
-// keeps the first time. Resuming wakes the workers (the kind's ready jobs
-// wait for no poll).
-export const PAUSE_KIND = `
-INSERT INTO job_kind_pauses (kind, paused_at) VALUES ($1, $2) ON CONFLICT (kind) DO NOTHING RETURNING kind`;
-
-export const RESUME_KIND = `
-WITH deleted AS (DELETE FROM job_kind_pauses WHERE kind = $1 RETURNING kind),
-wake AS (SELECT pg_notify('${WAKE_CHANNEL}', '') FROM (SELECT 1 FROM deleted LIMIT 1) AS one)
-SELECT (SELECT count(*) FROM deleted)::integer AS resumed, (SELECT count(*) FROM wake)::integer AS woken`;
-
-export const PAUSED_KINDS = `SELECT kind, paused_at FROM job_kind_pauses ORDER BY kind`;
-
-// Cancel: only a queued job. A running job is not cancelled (its handler may
-// already have sent the push); the caller gets 'conflict'.
-export const CANCEL_JOB = `
-WITH updated AS (
-  UPDATE jobs
-  SET status = 'cancelled', finished_at = $2, updated_at = $2
-  WHERE id = $1 AND status = 'queued'
-  RETURNING id
-)
-SELECT (SELECT count(*) FROM updated)::integer AS changed, (SELECT status FROM jobs WHERE id = $1) AS status`;
-
-export const CANCEL_QUEUED_BY_KEY = `
-UPDATE jobs SET status = 'cancelled', finished_at = $2, updated_at = $2
-WHERE idempotency_key = $1 AND status = 'queued'
-RETURNING id`;
-
-// Prefix match on jobs_idempotency_key_key (text_pattern_ops makes LIKE
-// 'prefix%' an index range); the prefix's own % and _ are escaped by the caller.
-export const CANCEL_QUEUED_BY_KEY_PREFIX = `
-UPDATE jobs SET status = 'cancelled', finished_at = $2, updated_at = $2
-WHERE idempotency_key LIKE $1 AND status = 'queued'
-RETURNING id`;
-
-export const CANCEL_QUEUED_BY_IDS = `
-UPDATE jobs SET status = 'cancelled', finished_at = $2, updated_at = $2
-WHERE id = ANY($1::bigint[]) AND status = 'queued'
-RETURNING id`;
