@@ -3,6 +3,7 @@ import { withTransaction } from '@nudge/database';
 import { skipScheduled, upsertOccurrences } from '../../libs/reminders/src/occurrences.repository.js';
 import { createTestDatabase, type TestDatabase } from '../support/database.js';
 import { eventually, startTestApi, type TestApi } from '../support/api-app.js';
+import { makeUser } from '../factories/user.js';
 
 // The outbox: each announced state change writes its event in the change's own
 // transaction. Proven two ways: the event row and the changed row carry the
@@ -41,15 +42,13 @@ describe('events outbox', () => {
       )
     ).rows;
 
-  async function user(id: string, profile: Record<string, unknown>, devices: Record<string, string>) {
-    const bearer = await api.token(id);
-    expect((await api.request('PUT', '/v1/me', { token: bearer, body: profile })).status).toBe(201);
-    for (const [installation, pushToken] of Object.entries(devices)) {
-      const res = await api.request('PUT', `/v1/me/devices/${installation}`, { token: bearer, body: { platform: 'ios', pushToken } });
-      expect(res.status).toBe(201);
-    }
-    return bearer;
-  }
+  const user = (id: string, profile: Record<string, unknown>, devices: Record<string, string>) =>
+    makeUser(
+      api,
+      id,
+      profile,
+      Object.fromEntries(Object.entries(devices).map(([installation, pushToken]) => [installation, { platform: 'ios', pushToken }])),
+    );
 
   async function notify(userId: string, key: string): Promise<string> {
     const res = await api.request('POST', '/v1/notifications', { token: ops, body: { userId, title: 'Hi', idempotencyKey: key } });

@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FixedClock } from '@nudge/config';
 import { createTestDatabase, type TestDatabase } from '../support/database.js';
 import { eventually, startTestApi, type TestApi } from '../support/api-app.js';
+import { alternatingDevices, makeUser } from '../factories/user.js';
 
 // Localized title and body end to end: the API stores the maps, the real
 // worker runs the job, and the simulated provider records what each device
@@ -31,16 +32,8 @@ describe('localized text end to end', () => {
   });
 
   /** A user with one device per entry: its token and locale (null: the device sent none). */
-  async function user(id: string, locale: string | null, devices: [string, string | null][]): Promise<string> {
-    const bearer = await api.token(id);
-    const profile = { timeZone: 'UTC', ...(locale ? { locale } : {}) };
-    expect((await api.request('PUT', '/v1/me', { token: bearer, body: profile })).status).toBe(201);
-    for (const [i, [pushToken, deviceLocale]] of devices.entries()) {
-      const body = { platform: i % 2 === 0 ? 'ios' : 'android', pushToken, ...(deviceLocale ? { locale: deviceLocale } : {}) };
-      expect((await api.request('PUT', `/v1/me/devices/${id}-${i}`, { token: bearer, body })).status).toBe(201);
-    }
-    return bearer;
-  }
+  const user = (id: string, locale: string | null, devices: [string, string | null][]): Promise<string> =>
+    makeUser(api, id, { timeZone: 'UTC', ...(locale ? { locale } : {}) }, alternatingDevices(id, devices));
 
   const pushesTo = async (token: string) =>
     (

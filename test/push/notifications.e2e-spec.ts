@@ -5,6 +5,7 @@ import { withTransaction } from '@nudge/database';
 import { collapseIdFor, NotificationsService } from '@nudge/push';
 import { createTestDatabase, type TestDatabase } from '../support/database.js';
 import { eventually, startTestApi, type TestApi } from '../support/api-app.js';
+import { alternatingDevices, makeUser } from '../factories/user.js';
 
 // Event notifications and every simulated-provider path end to end: HTTP in,
 // the real worker in the same process, a real PostgreSQL, the simulated
@@ -39,16 +40,8 @@ describe('push delivery end to end', () => {
     await db?.drop();
   });
 
-  async function user(id: string, tokens: string[], profile: Record<string, unknown> = { timeZone: 'UTC' }) {
-    const bearer = await api.token(id);
-    expect((await api.request('PUT', '/v1/me', { token: bearer, body: profile })).status).toBe(201);
-    for (const [i, pushToken] of tokens.entries()) {
-      const platform = i % 2 === 0 ? 'ios' : 'android';
-      const res = await api.request('PUT', `/v1/me/devices/${id}-${i}`, { token: bearer, body: { platform, pushToken } });
-      expect(res.status).toBe(201);
-    }
-    return bearer;
-  }
+  const user = (id: string, tokens: string[], profile: Record<string, unknown> = { timeZone: 'UTC' }) =>
+    makeUser(api, id, profile, alternatingDevices(id, tokens));
 
   let keys = 0;
   async function notify(body: Record<string, unknown>): Promise<string> {

@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { collapseIdFor } from '@nudge/push';
 import { createTestDatabase, type TestDatabase } from '../support/database.js';
 import { eventually, startTestApi, type TestApi } from '../support/api-app.js';
+import { makeUser } from '../factories/user.js';
 
 // Occurrences as a user lives them, through HTTP and the real worker on a
 // pinned clock: quiet hours of any length, travel both ways, edits while an
@@ -31,16 +32,8 @@ describe('occurrences', () => {
     await db?.drop();
   });
 
-  async function user(id: string, profile: Record<string, unknown>, device: Record<string, unknown> = {}) {
-    const bearer = await api.token(id);
-    expect((await api.request('PUT', '/v1/me', { token: bearer, body: profile })).status).toBe(201);
-    const res = await api.request('PUT', '/v1/me/devices/phone', {
-      token: bearer,
-      body: { platform: 'ios', pushToken: `sim-${id}`, ...device },
-    });
-    expect(res.status).toBe(201);
-    return bearer;
-  }
+  const user = (id: string, profile: Record<string, unknown>, device: Record<string, unknown> = {}) =>
+    makeUser(api, id, profile, { phone: { platform: 'ios', pushToken: `sim-${id}`, ...device } });
 
   async function create(bearer: string, body: Record<string, unknown>) {
     const res = await api.request('POST', '/v1/reminders', { token: bearer, body });

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDatabase, type TestDatabase } from '../support/database.js';
 import { eventually, startTestApi, type TestApi } from '../support/api-app.js';
+import { makeUser } from '../factories/user.js';
 
 // Category preferences as a user lives them, through HTTP and the real worker
 // on a pinned clock: the API (PUT/GET/DELETE, validation, scoping), a
@@ -31,13 +32,8 @@ describe('category preferences', () => {
     await db?.drop();
   });
 
-  async function user(id: string, profile: Record<string, unknown> = { timeZone: 'UTC' }) {
-    const bearer = await api.token(id);
-    expect((await api.request('PUT', '/v1/me', { token: bearer, body: profile })).status).toBe(201);
-    const res = await api.request('PUT', '/v1/me/devices/phone', { token: bearer, body: { platform: 'ios', pushToken: `sim-${id}` } });
-    expect(res.status).toBe(201);
-    return bearer;
-  }
+  const user = (id: string, profile: Record<string, unknown> = { timeZone: 'UTC' }) =>
+    makeUser(api, id, profile, { phone: { platform: 'ios', pushToken: `sim-${id}` } });
 
   async function prefer(bearer: string, category: string, body: Record<string, unknown>) {
     const res = await api.request('PUT', `/v1/me/preferences/${category}`, { token: bearer, body });

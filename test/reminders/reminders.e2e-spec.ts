@@ -4,6 +4,7 @@ import { Registry } from 'prom-client';
 import { collapseIdFor } from '@nudge/push';
 import { ReminderSweep } from '@nudge/reminders';
 import { eventually, startTestApi, type TestApi } from '../support/api-app.js';
+import { makeUser } from '../factories/user.js';
 
 // Reminders end to end: HTTP in, a real worker in the same process, a real
 // PostgreSQL, the simulated push provider, and a pinned clock that the test
@@ -31,14 +32,8 @@ describe('reminders end to end', () => {
     await db?.drop();
   });
 
-  async function user(id: string, profile: Record<string, unknown>, token = `sim-${id}-token-0001`) {
-    const bearer = await api.token(id);
-    expect((await api.request('PUT', '/v1/me', { token: bearer, body: profile })).status).toBe(201);
-    expect((await api.request('PUT', '/v1/me/devices/phone', { token: bearer, body: { platform: 'ios', pushToken: token } })).status).toBe(
-      201,
-    );
-    return bearer;
-  }
+  const user = (id: string, profile: Record<string, unknown>, token = `sim-${id}-token-0001`) =>
+    makeUser(api, id, profile, { phone: { platform: 'ios', pushToken: token } });
 
   async function jobsOf(reminderId: string): Promise<JobView[]> {
     const { rows } = await db.pool.query<JobView>(
