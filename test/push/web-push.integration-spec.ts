@@ -71,6 +71,13 @@ describe('WebPushProvider against a local push service', () => {
     expect(request!.payload).toMatchObject({ timeSensitive: true });
   });
 
+  it('a silent message goes with urgency normal, like FCM and Expo lower their priority for it', async () => {
+    const browser = fake.browser();
+    expect((await provider.send(message(browser, { silent: true }))).kind).toBe('sent');
+    const [request] = fake.requestsFor(browser);
+    expect(request!.headers).toMatchObject({ urgency: 'normal' });
+  });
+
   it('classifies the push service’s answers', async () => {
     const cases: [number, Record<string, string> | undefined, object][] = [
       [410, undefined, { kind: 'invalid_token', reason: expect.stringMatching(/^410/) }],

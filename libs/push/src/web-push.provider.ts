@@ -57,7 +57,8 @@ export class WebPushProvider implements PushProvider {
       const result = await webpush.sendNotification(subscription, payload, {
         vapidDetails: this.vapidDetails,
         TTL: this.ttlSeconds(message),
-        urgency: message.priority === 'normal' ? 'normal' : 'high',
+        // A silent push is background work: normal, as FCM and Expo send it.
+        urgency: message.silent || message.priority === 'normal' ? 'normal' : 'high',
         topic: topicFor(message.collapseId),
         timeout: this.timeoutMs,
         agent: this.agent,
