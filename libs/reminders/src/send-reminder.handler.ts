@@ -4,8 +4,8 @@ import type pg from 'pg';
 import type { Logger } from 'pino';
 import { Clock, LOGGER } from '@nudge/config';
 import { PG_POOL, withTransaction } from '@nudge/database';
-import { type DeliveryRequest, PushDelivery, type PushOptions, type SkipRecord } from '@nudge/push';
-import { type BatchContext, type ClaimedJob, jobTraceContext, queryRows, SnoozeJob, TransientJobError } from '@nudge/queue';
+import { deliveryOutcomeError, type DeliveryRequest, PushDelivery, type PushOptions, type SkipRecord } from '@nudge/push';
+import { type BatchContext, type ClaimedJob, jobTraceContext, queryRows, SnoozeJob } from '@nudge/queue';
 import { nextOccurrence } from '@nudge/scheduling';
 import { loadCategoryPreferences, preferenceOf, underPreference } from '@nudge/users';
 import { type ChainLink, OccurrenceScheduler } from './occurrence-scheduler.js';
@@ -216,14 +216,11 @@ export class SendReminderHandler {
     deliverable.forEach((d, i) => {
       const summary = summaries[i]!;
       const snooze = d.job.payload.snooze === true;
-      if (summary.retryable.length > 0) {
-        const reasons = summary.retryable.map((r) => r.reason).join('; ');
-        ctx.fail(
-          d.job,
-          new TransientJobError(`${summary.retryable.length} device(s) not reached: ${reasons}`, {
-            retryAfterSeconds: summary.retryAfterSeconds,
-          }),
-        );
+      const unfinished = deliveryOutcomeError(summary);
+      // Held back by the push pace only: back later, no attempt used, the occurrence still scheduled (docs/pacing.md).
+      if (unfinished instanceof SnoozeJob) return void ctx.fail(d.job, unfinished);
+      if (unfinished) {
+        ctx.fail(d.job, unfinished);
         if (d.job.attempts >= d.job.maxAttempts && !snooze) {
           // Some devices got it: the user saw the occurrence.
           const reached = summary.sent > 0;
