@@ -1,3 +1,4 @@
+import { Registry } from 'prom-client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FixedClock } from '@nudge/config';
 import {
@@ -6,6 +7,7 @@ import {
   ensurePace,
   newPace,
   PushDelivery,
+  PushMetrics,
   PushPacer,
   type PushProviders,
   readPace,
@@ -122,7 +124,10 @@ describe('push pacing', () => {
   it('an FCM quota 429 is throttled: the shared rate halves, the row stays to be sent again, no failure, the job snoozes', async () => {
     const token = `fcm-quota:APA91b${'q'.repeat(40)}`;
     await deviceOf('quota-user', token);
-    const delivery = new PushDelivery(db.pool, providers, clock, undefined, new PushPacer(db.pool, { limits: { fcm: 100 } }));
+    const registry = new Registry();
+    const metrics = new PushMetrics(registry);
+    const pacer = new PushPacer(db.pool, { limits: { fcm: 100 }, metrics });
+    const delivery = new PushDelivery(db.pool, providers, clock, metrics, pacer);
     fake.answer(token, { status: 429, errorCode: 'QUOTA_EXCEEDED', message: 'Quota exceeded', headers: { 'retry-after': '30' } });
 
     const summary = await delivery.deliver({ jobId: '901', userId: 'quota-user', title: 'Quota' });
@@ -138,6 +143,11 @@ describe('push pacing', () => {
     expect((await db.pool.query(`SELECT type FROM events WHERE type LIKE 'delivery.%'`)).rows).toEqual([]);
     const pace = (await readPace(db.pool, { provider: 'fcm', appId: 'default' }))!;
     expect(pace).toMatchObject({ maxRate: 100, rate: 50, throttles: 1 });
+    // Metrics: a throttled answer, not a failure; the shared rate as this process saw it.
+    const text = await registry.metrics();
+    expect(text).toMatch(/^nudge_push_sends_total\{provider="fcm",outcome="throttled"\} 1$/m);
+    expect(text).toMatch(/^nudge_push_sends_total\{provider="fcm",outcome="failed"\} 0$/m);
+    expect(text).toMatch(/^nudge_push_pace_rate\{provider="fcm",app="default"\} 50$/m);
 
     // Within the Retry-After, the next run does not call FCM at all.
     const before = fake.requestsFor(token).length;
