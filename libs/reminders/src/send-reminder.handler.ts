@@ -184,8 +184,9 @@ export class SendReminderHandler {
       });
     }
 
-    // A retried job may have reached some devices before it went stale: then the occurrence was sent.
-    const retried = settled.filter((s) => s.settlement.reason === 'stale' && s.job.attempts > 1);
+    // A retried job, or one the push pace put back (its attempt given back), may have reached some devices
+    // before it went stale: then the occurrence was sent.
+    const retried = settled.filter((s) => s.settlement.reason === 'stale');
     if (retried.length > 0) {
       const reached = new Set(
         (
