@@ -145,11 +145,11 @@ describe('ApnsPushProvider against a fake APNs', () => {
     expect(fake.requests.length).toBe(before);
   });
 
-  it('maps 429 TooManyRequests to transient with Retry-After, in one request', async () => {
+  it('maps 429 TooManyRequests to throttled (the pace slows down) with Retry-After, in one request', async () => {
     const device = token();
     fake.answer(device, { status: 429, reason: 'TooManyRequests', headers: { 'retry-after': '120' } });
     expect(await provider().send(message(device))).toEqual({
-      kind: 'transient',
+      kind: 'throttled',
       reason: '429 TooManyRequests',
       retryAfterSeconds: 120,
     });

@@ -64,18 +64,19 @@ describe('PushDelivery.deliverMany', () => {
       request('5', 'u5'),
     ]);
     expect(summaries).toEqual([
-      { sent: 1, invalidTokens: 1, permanentFailures: 0, retryable: [], noDevice: false },
+      { sent: 1, invalidTokens: 1, permanentFailures: 0, retryable: [], deferred: 0, noDevice: false },
       {
         sent: 0,
         invalidTokens: 0,
         permanentFailures: 0,
         retryable: [{ deviceId: expect.any(String), reason: 'simulated: 429 TooManyRequests' }],
         retryAfterSeconds: 120,
+        deferred: 0,
         noDevice: false,
       },
-      { sent: 0, invalidTokens: 0, permanentFailures: 0, retryable: [], noDevice: true },
-      { sent: 1, invalidTokens: 0, permanentFailures: 0, retryable: [], noDevice: false },
-      { sent: 0, invalidTokens: 0, permanentFailures: 0, retryable: [], noDevice: true },
+      { sent: 0, invalidTokens: 0, permanentFailures: 0, retryable: [], deferred: 0, noDevice: true },
+      { sent: 1, invalidTokens: 0, permanentFailures: 0, retryable: [], deferred: 0, noDevice: false },
+      { sent: 0, invalidTokens: 0, permanentFailures: 0, retryable: [], deferred: 0, noDevice: true },
     ]);
     expect(await ledger()).toEqual([
       { job: '1', token: 'sim-invalid-1b', status: 'invalid_token', attempts: 1, skip: null },

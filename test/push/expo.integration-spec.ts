@@ -76,7 +76,7 @@ describe('ExpoPushProvider against a fake Expo push API', () => {
 
     fake.failNext({ status: 429, headers: { 'retry-after': '30' }, errors: [{ code: 'RATE_LIMIT_EXCEEDED', message: 'slow down' }] });
     expect(await provider.send(message(token()))).toEqual({
-      kind: 'transient',
+      kind: 'throttled',
       reason: '429 RATE_LIMIT_EXCEEDED slow down',
       retryAfterSeconds: 30,
     });

@@ -142,7 +142,7 @@ describe('FcmPushProvider against a fake FCM', () => {
     expect(await fcm.send(message(badMessage))).toMatchObject({ kind: 'permanent', reason: /message\.android\.ttl/ });
   });
 
-  it('maps QUOTA_EXCEEDED to transient with Retry-After, in one request', async () => {
+  it('maps QUOTA_EXCEEDED to throttled (the pace slows down) with Retry-After, in one request', async () => {
     const device = token();
     fake.answer(device, {
       status: 429,
@@ -152,7 +152,7 @@ describe('FcmPushProvider against a fake FCM', () => {
       headers: { 'retry-after': '90' },
     });
     expect(await provider().send(message(device))).toEqual({
-      kind: 'transient',
+      kind: 'throttled',
       reason: 'messaging/message-rate-exceeded: Quota exceeded for quota metric',
       retryAfterSeconds: 90,
     });
@@ -251,7 +251,7 @@ describe('FcmPushProvider against a fake FCM', () => {
     });
     const outcomes = await Promise.all(devices.map((device) => fcm.send(message(device))));
     outcomes.forEach((outcome, i) => {
-      if (i % 3 === 0) expect(outcome).toMatchObject({ kind: 'transient', retryAfterSeconds: 10 + i });
+      if (i % 3 === 0) expect(outcome).toMatchObject({ kind: 'throttled', retryAfterSeconds: 10 + i });
       else expect(outcome.kind).toBe('sent');
     });
   });

@@ -109,7 +109,7 @@ describe('delivery through APNs and FCM (local fakes)', () => {
     ]);
   });
 
-  it('APNs 429 with Retry-After delays the retry by exactly that; the FCM device is not sent twice', async () => {
+  it('APNs 429 with Retry-After puts the job back for that long without using an attempt; the FCM device is not sent twice', async () => {
     apns.answer(IOS_TOKEN, { status: 429, reason: 'TooManyRequests', headers: { 'retry-after': '300' } });
     const before = fcm.requestsFor(ANDROID_TOKEN).length;
     const now = api.clock.now();
@@ -118,10 +118,24 @@ describe('delivery through APNs and FCM (local fakes)', () => {
       body: { userId: 'both', title: 'Order shipped', idempotencyKey: 'order-9' },
     });
     expect(res.status).toBe(202);
-    const first = await settled(res.body.jobId);
-    expect(first).toMatchObject({ status: 'queued', attempts: 1 });
-    expect(first.run_at.toISOString()).toBe(new Date(now.getTime() + 300_000).toISOString());
+    // A 429 throttles the APNs pace (docs/pacing.md): the job snoozes, its attempt given back.
+    await eventually(async () => {
+      const { rows } = await db.pool.query(`SELECT 1 FROM job_runs WHERE job_id = $1 AND outcome = 'snoozed'`, [res.body.jobId]);
+      return rows.length > 0;
+    }, 'the snooze');
+    const { rows: jobRows } = await db.pool.query(`SELECT status, attempts, run_at FROM jobs WHERE id = $1`, [res.body.jobId]);
+    const first = jobRows[0] as { status: string; attempts: number; run_at: Date };
+    expect(first).toMatchObject({ status: 'queued', attempts: 0 });
+    // The Retry-After, then the turn of one send at the halved pace (at least one a second).
+    expect(first.run_at.getTime() - now.getTime()).toBeGreaterThanOrEqual(300_000);
+    expect(first.run_at.getTime() - now.getTime()).toBeLessThanOrEqual(302_000);
+    expect(await ledger(res.body.jobId)).toEqual([
+      { platform: 'android', provider: 'fcm', status: 'sent' },
+      { platform: 'ios', provider: 'apns', status: 'sending' },
+    ]);
 
+    // The pace runs on the database's clock, on which the pinned clock's jump is not 300 s: end the Retry-After by hand.
+    await db.pool.query(`UPDATE push_pace SET refreshed_at = clock_timestamp() WHERE provider = 'apns'`);
     api.clock.set(first.run_at);
     await eventually(async () => (await settled(res.body.jobId)).status === 'succeeded', 'the retry');
     expect(fcm.requestsFor(ANDROID_TOKEN).length - before).toBe(1);

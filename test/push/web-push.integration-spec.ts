@@ -82,7 +82,7 @@ describe('WebPushProvider against a local push service', () => {
     const cases: [number, Record<string, string> | undefined, object][] = [
       [410, undefined, { kind: 'invalid_token', reason: expect.stringMatching(/^410/) }],
       [404, undefined, { kind: 'invalid_token' }],
-      [429, { 'retry-after': '120' }, { kind: 'transient', retryAfterSeconds: 120 }],
+      [429, { 'retry-after': '120' }, { kind: 'throttled', retryAfterSeconds: 120 }],
       [503, undefined, { kind: 'transient' }],
       [403, undefined, { kind: 'configuration_error' }],
       [413, undefined, { kind: 'permanent' }],

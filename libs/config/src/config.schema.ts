@@ -49,6 +49,8 @@ export interface Config {
   webPush: { vapidPublicKey: string | undefined; vapidPrivateKey: string | undefined; vapidSubject: string | undefined };
   /** Expo's push service: on when enabled or given an access token; else simulated. */
   expo: { enabled: boolean; accessToken: string | undefined; baseUrl: string };
+  /** Sends a second per provider and app, shared by every worker (docs/pacing.md); undefined: unpaced until the provider answers 429. */
+  pacing: { fcm: number; expo: number; apns: number | undefined; webpush: number | undefined };
   /** Testing only: every simulated push hangs for good (a wedged worker). */
   simulatedPushHang: boolean;
   /** OpenTelemetry (docs/tracing.md): spans are exported over OTLP/HTTP only when otlpEndpoint is set. */
@@ -194,6 +196,24 @@ export const VARIABLES: readonly VariableSpec[] = [
     sensitive: true,
   },
   { name: 'EXPO_BASE_URL', description: "where Expo's push API is (a relay, or a local fake in tests)", default: 'https://exp.host' },
+  {
+    name: 'FCM_MAX_PER_SECOND',
+    description: 'FCM sends a second per app, shared by all worker processes (docs/pacing.md); a 429 slows it down',
+    default: '10000',
+  },
+  {
+    name: 'EXPO_MAX_PER_SECOND',
+    description: "Expo push sends a second per app, shared by all worker processes (Expo's limit is 600)",
+    default: '600',
+  },
+  {
+    name: 'APNS_MAX_PER_SECOND',
+    description: 'APNs sends a second per app, shared by all worker processes; unset: unpaced until APNs answers 429 TooManyRequests',
+  },
+  {
+    name: 'WEB_PUSH_MAX_PER_SECOND',
+    description: 'Web Push sends a second, shared by all worker processes; unset: unpaced until a push service answers 429',
+  },
   {
     name: 'SIMULATED_PUSH_HANG',
     description: 'testing only: `1` makes every simulated push of this process hang for good, deaf to its timeout (a wedged worker)',

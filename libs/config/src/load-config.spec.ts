@@ -40,6 +40,15 @@ describe('loadConfig', () => {
     expect(problemsOf({ JOB_DEAD_RETENTION_DAYS: '0' }).join('\n')).toMatch(/JOB_DEAD_RETENTION_DAYS/);
   });
 
+  it('reads the push pace per provider: FCM and Expo capped by default, APNs and Web Push unpaced unless set', () => {
+    expect(loadConfig({}).pacing).toEqual({ fcm: 10_000, expo: 600, apns: undefined, webpush: undefined });
+    expect(loadConfig({ EXPO_MAX_PER_SECOND: '40', APNS_MAX_PER_SECOND: '500' }).pacing).toMatchObject({ expo: 40, apns: 500 });
+    expect(problemsOf({ FCM_MAX_PER_SECOND: '0', APNS_MAX_PER_SECOND: 'fast' })).toEqual([
+      'FCM_MAX_PER_SECOND must be a whole number from 1 to 1000000, got "0"',
+      'APNS_MAX_PER_SECOND must be a whole number from 1 to 1000000, got "fast"',
+    ]);
+  });
+
   it('reads the job timeouts and the notification slots, and refuses bad ones', () => {
     const config = loadConfig({});
     expect(config.jobTimeouts).toEqual({ sendReminderSeconds: 120, sendNotificationSeconds: 30, graceSeconds: 10 });

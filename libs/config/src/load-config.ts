@@ -38,6 +38,8 @@ export function loadConfig(env: Env = process.env): Config {
     }
     return value as T;
   };
+  const optionalInteger = (name: string, min: number, max: number): number | undefined =>
+    raw(name) === undefined ? undefined : integer(name, min, max);
   const flag = (name: string): boolean => oneOf(name, ['true', 'false', '1', '0'] as const) === 'true' || raw(name) === '1';
 
   const nodeEnv = raw('NODE_ENV') ?? 'development';
@@ -129,6 +131,12 @@ export function loadConfig(env: Env = process.env): Config {
       enabled: flag('EXPO_PUSH_ENABLED') || raw('EXPO_ACCESS_TOKEN') !== undefined,
       accessToken: raw('EXPO_ACCESS_TOKEN'),
       baseUrl: expoBaseUrl,
+    },
+    pacing: {
+      fcm: integer('FCM_MAX_PER_SECOND', 1, 1_000_000),
+      expo: integer('EXPO_MAX_PER_SECOND', 1, 1_000_000),
+      apns: optionalInteger('APNS_MAX_PER_SECOND', 1, 1_000_000),
+      webpush: optionalInteger('WEB_PUSH_MAX_PER_SECOND', 1, 1_000_000),
     },
     simulatedPushHang: flag('SIMULATED_PUSH_HANG'),
     tracing: { otlpEndpoint: otlpEndpoint(raw, problems), serviceName: raw('OTEL_SERVICE_NAME') },

@@ -5,7 +5,7 @@ import type { ClientHttp2Session, ClientHttp2Stream, IncomingHttpHeaders, Outgoi
 import apn from '@parse/node-apn';
 import { MAX_COLLAPSE_ID_BYTES } from './collapse-id.js';
 import { buildApnsPayload, MAX_PAYLOAD_BYTES } from './payload.js';
-import type { PushMessage, PushOutcome, PushProvider } from './push-provider.js';
+import type { LaterOutcome, PushMessage, PushOutcome, PushProvider } from './push-provider.js';
 import { parseRetryAfter } from './retry-after.js';
 
 export interface ApnsProviderOptions {
@@ -175,8 +175,8 @@ export class ApnsPushProvider implements PushProvider {
       return { kind: 'configuration_error', reason: this.disabledReason };
     }
     if (status === 429 || (status !== undefined && status >= 500) || status === undefined) {
-      // No status at all: the connection failed, timed out or was reset.
-      const outcome: PushOutcome = { kind: 'transient', reason: described };
+      // 429 TooManyRequests: Apple's rate limit, which slows the shared pace. No status at all: the connection failed, timed out or was reset.
+      const outcome: LaterOutcome = { kind: status === 429 ? 'throttled' : 'transient', reason: described };
       const retryAfterSeconds = parseRetryAfter(retryAfterHeader, this.now());
       if (retryAfterSeconds !== undefined) outcome.retryAfterSeconds = retryAfterSeconds;
       return outcome;

@@ -1,5 +1,5 @@
 import { buildExpoMessage, type ExpoMessage } from './payload.js';
-import type { PushMessage, PushOutcome, PushProvider, SendOptions } from './push-provider.js';
+import type { LaterOutcome, PushMessage, PushOutcome, PushProvider, SendOptions } from './push-provider.js';
 import { parseRetryAfter } from './retry-after.js';
 
 export interface ExpoProviderOptions {
@@ -132,7 +132,8 @@ export class ExpoPushProvider implements PushProvider {
     const error = body.errors?.[0];
     const reason = `${response.status} ${error?.code ?? ''} ${error?.message ?? text.slice(0, 200)}`.replace(/\s+/g, ' ').trim();
     if (response.status === 429 || response.status >= 500) {
-      const outcome: Failure = { kind: 'transient', reason };
+      // 429 (TOO_MANY_REQUESTS, RATE_LIMIT_EXCEEDED): Expo's limit of the project's sends a second, which slows the shared pace.
+      const outcome: LaterOutcome = { kind: response.status === 429 ? 'throttled' : 'transient', reason };
       const retryAfterSeconds = parseRetryAfter(response.headers.get('retry-after') ?? undefined, this.now());
       if (retryAfterSeconds !== undefined) outcome.retryAfterSeconds = retryAfterSeconds;
       return { kind: 'failed', outcome };

@@ -6,7 +6,7 @@ import type { Duplex } from 'node:stream';
 import { cert, deleteApp, initializeApp, type App, type Credential } from 'firebase-admin/app';
 import { getMessaging, type Messaging } from 'firebase-admin/messaging';
 import { buildFcmMessage } from './payload.js';
-import type { PushMessage, PushOutcome, PushProvider } from './push-provider.js';
+import type { LaterOutcome, PushMessage, PushOutcome, PushProvider } from './push-provider.js';
 import { parseRetryAfter } from './retry-after.js';
 
 /** Opens the connection for a request to fcm.googleapis.com:443 (`options.host`, `options.port`). */
@@ -158,7 +158,9 @@ export class FcmPushProvider implements PushProvider {
         : { kind: 'transient', reason };
     }
     if (TRANSIENT_CODES.has(code) || status === 429 || (status !== undefined && status >= 500)) {
-      const outcome: PushOutcome = { kind: 'transient', reason };
+      // The project's quota (QUOTA_EXCEEDED, or any 429 but one device's own rate): the shared pace slows down.
+      const throttled = code === 'messaging/message-rate-exceeded' || (status === 429 && code !== 'messaging/device-message-rate-exceeded');
+      const outcome: LaterOutcome = { kind: throttled ? 'throttled' : 'transient', reason };
       const retryAfterSeconds = parseRetryAfter(capture.retryAfter, this.now());
       if (retryAfterSeconds !== undefined) outcome.retryAfterSeconds = retryAfterSeconds;
       return outcome;

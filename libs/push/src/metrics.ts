@@ -1,13 +1,13 @@
-import { Counter, type Registry } from 'prom-client';
+import { Counter, Gauge, type Registry } from 'prom-client';
 import { PUSH_PROVIDER_NAMES, type PushOutcomeKind, type PushProviderName } from './push-provider.js';
 
-/** What a send came to, as the counter labels it: the ledger's three final states. */
-export type PushSendOutcome = 'sent' | 'failed' | 'invalid_token';
+/** What a send came to, as the counter labels it: the ledger's three final states, and `throttled` (a 429: sent again later, not a failure). */
+export type PushSendOutcome = 'sent' | 'failed' | 'invalid_token' | 'throttled';
 
-const OUTCOMES: readonly PushSendOutcome[] = ['sent', 'failed', 'invalid_token'];
+const OUTCOMES: readonly PushSendOutcome[] = ['sent', 'failed', 'invalid_token', 'throttled'];
 
 export function sendOutcomeOf(kind: PushOutcomeKind): PushSendOutcome {
-  return kind === 'sent' ? 'sent' : kind === 'invalid_token' ? 'invalid_token' : 'failed';
+  return kind === 'sent' || kind === 'invalid_token' || kind === 'throttled' ? kind : 'failed';
 }
 
 /**
@@ -17,23 +17,51 @@ export function sendOutcomeOf(kind: PushOutcomeKind): PushSendOutcome {
  * so that `rate()` and the failure-ratio alert see a provider before its
  * first failure. One counter per registry (the API and a worker in one
  * process share it).
+ *
+ * `nudge_push_pace_rate{provider,app}`: the shared pace of each provider and
+ * app as this process last saw it (sends a second; +Inf: unpaced), see
+ * docs/pacing.md.
  */
 export class PushMetrics {
   readonly sends: Counter<'provider' | 'outcome'>;
+  readonly paceRate: Gauge<'provider' | 'app'>;
 
   constructor(registry: Registry) {
-    this.sends =
-      (registry.getSingleMetric('nudge_push_sends_total') as Counter<'provider' | 'outcome'> | undefined) ??
-      new Counter({
-        name: 'nudge_push_sends_total',
-        help: 'Push sends by provider and outcome (sent, failed, invalid_token): one per device and attempt',
-        labelNames: ['provider', 'outcome'],
-        registers: [registry],
-      });
+    this.sends = registered(
+      registry,
+      'nudge_push_sends_total',
+      () =>
+        new Counter({
+          name: 'nudge_push_sends_total',
+          help: 'Push sends by provider and outcome (sent, failed, invalid_token, throttled): one per device and attempt',
+          labelNames: ['provider', 'outcome'],
+          registers: [registry],
+        }),
+    );
+    this.paceRate = registered(
+      registry,
+      'nudge_push_pace_rate',
+      () =>
+        new Gauge({
+          name: 'nudge_push_pace_rate',
+          help: 'The shared pace of each provider and app as this process last saw it, in sends a second (+Inf: unpaced)',
+          labelNames: ['provider', 'app'],
+          registers: [registry],
+        }),
+    );
     for (const provider of PUSH_PROVIDER_NAMES) for (const outcome of OUTCOMES) this.sends.inc({ provider, outcome }, 0);
   }
 
   record(provider: PushProviderName, kind: PushOutcomeKind): void {
     this.sends.inc({ provider, outcome: sendOutcomeOf(kind) });
   }
+
+  recordPace(provider: PushProviderName, app: string, rate: number | null): void {
+    this.paceRate.set({ provider, app }, rate ?? Number.POSITIVE_INFINITY);
+  }
+}
+
+/** The registry's metric of that name, or a new one: one per registry (the API and a worker in one process share it). */
+function registered<T>(registry: Registry, name: string, create: () => T): T {
+  return (registry.getSingleMetric(name) as T | undefined) ?? create();
 }

@@ -1,12 +1,15 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { Context } from '@opentelemetry/api';
 import { inTransaction } from '@nudge/database';
 import { type NewEvent, recordEvents } from '@nudge/events';
-import { tracingEnabled } from '@nudge/queue';
+import { SnoozeJob, tracingEnabled, TransientJobError } from '@nudge/queue';
 import { collapseIdFor } from './collapse-id.js';
 import { deliveryEvent } from './delivery-events.js';
 import { deactivateRejectedDevices } from './device-deactivation.js';
 import { type LocalizedText, pickText } from './localized-text.js';
 import type { PushMetrics } from './metrics.js';
+import { DEFAULT_APP_ID } from './pace.js';
+import type { PushPacer } from './push-pacer.js';
 import type { PushOptions } from './push-options.js';
 import type { PushMessage, PushOutcome, PushPlatform, PushProvider, SendOptions, SqlExecutor } from './push-provider.js';
 import type { PushProviders } from './provider-registry.js';
@@ -59,6 +62,14 @@ export interface DeliverySummary {
   retryable: { deviceId: string; reason: string }[];
   /** The longest Retry-After any provider asked for, in seconds. */
   retryAfterSeconds?: number;
+  /**
+   * Devices held back by the pace (docs/pacing.md): not granted a send now,
+   * or answered 429. Not failures: the job goes again at `resumeAt` without
+   * using an attempt, and the ledger sends them then.
+   */
+  deferred: number;
+  /** When the deferred devices may go (the latest of them), by the injected clock. */
+  resumeAt?: Date;
   noDevice: boolean;
 }
 
@@ -72,6 +83,8 @@ interface LedgerDevice {
   user_locale: string | null;
   ledger_status: string | null;
   ledger_error: string | null;
+  /** The device's app (its credentials and pace); null or absent: the default app. */
+  app_id?: string | null;
 }
 
 export interface DeliveryClock {
@@ -88,6 +101,8 @@ export interface SkipRecord {
 
 // A permanent failure is kept as `failed` with this prefix, and not retried.
 const PERMANENT = 'permanent: ';
+// A 429 leaves the row `sending` (sent again by the job's next run, not a failure) with this prefix on its error.
+const THROTTLED = 'throttled: ';
 
 const rowsOf = <T>(result: unknown): T[] => (Array.isArray(result) ? (result as T[]) : ((result as { rows?: T[] })?.rows ?? []));
 
@@ -98,6 +113,10 @@ interface Send {
   summary: DeliverySummary;
   provider: PushProvider;
   collapseId: string;
+  /** The device's app: its pace is the (provider, app) bucket. */
+  appId: string;
+  /** When the pace lets it go (performance.now() time); unset: at once. */
+  dueAt?: number;
   outcome?: PushOutcome;
 }
 
@@ -107,6 +126,8 @@ export class PushDelivery {
     private readonly providers: PushProviders,
     private readonly clock: DeliveryClock,
     private readonly metrics?: PushMetrics,
+    /** Without one, nothing is paced. */
+    private readonly pacer?: PushPacer,
   ) {}
 
   /** deliverMany for one job. */
@@ -124,6 +145,13 @@ export class PushDelivery {
    * to deactivate rejected tokens). Summaries are in the order of `requests`.
    * `options.signal` (the job's) goes to the providers: an aborted call
    * rejects, and its `sending` rows are sent again by the retry.
+   *
+   * Paced (docs/pacing.md): before the `sending` rows are written, one
+   * statement per provider and app takes the group's sends from the shared
+   * bucket. Granted sends wait their turn here (at most a couple of seconds,
+   * honouring the signal); the rest are not written and count as `deferred`,
+   * as do sends the provider answers 429 (their rows stay `sending`): the
+   * caller puts the job back until `resumeAt` without using an attempt.
    */
   async deliverMany(requests: readonly DeliveryRequest[], options: SendOptions = {}): Promise<DeliverySummary[]> {
     if (requests.length === 0) return [];
@@ -151,7 +179,14 @@ export class PushDelivery {
     const sends: Send[] = [];
     const noDevice: SkipRecord[] = [];
     for (const request of requests) {
-      const summary: DeliverySummary = { sent: 0, invalidTokens: 0, permanentFailures: 0, retryable: [], noDevice: false };
+      const summary: DeliverySummary = {
+        sent: 0,
+        invalidTokens: 0,
+        permanentFailures: 0,
+        retryable: [],
+        deferred: 0,
+        noDevice: false,
+      };
       summaries.push(summary);
       const own = byJob.get(String(request.jobId)) ?? [];
       if (own.length === 0) {
@@ -165,20 +200,68 @@ export class PushDelivery {
         else if (device.ledger_status === 'invalid_token') summary.invalidTokens++;
         else if (device.ledger_status === 'skipped') continue;
         else if (device.ledger_status === 'failed' && device.ledger_error?.startsWith(PERMANENT)) summary.permanentFailures++;
-        else sends.push({ request, device, summary, provider: this.providers.forPlatform(device.platform), collapseId });
+        else {
+          const provider = this.providers.forPlatform(device.platform);
+          sends.push({ request, device, summary, provider, collapseId, appId: device.app_id ?? DEFAULT_APP_ID });
+        }
       }
     }
     await this.recordSkippedMany(noDevice);
     if (sends.length === 0) return summaries;
 
-    await this.markSending(sends);
-    await this.sendAll(sends, options);
-    await this.recordOutcomes(sends);
-    for (const send of sends) {
+    const admitted = await this.admit(sends);
+    if (admitted.length === 0) return summaries;
+    await this.markSending(admitted);
+    await this.sendAll(admitted, options);
+    await this.throttle(admitted);
+    await this.recordOutcomes(admitted);
+    for (const send of admitted) {
       count(send.summary, send.device, send.outcome!);
       this.metrics?.record(send.provider.name, send.outcome!.kind);
     }
     return summaries;
+  }
+
+  // One take per (provider, app) group: the sends it grants, each with its
+  // delay; the others deferred (their summaries told when to come back).
+  private async admit(sends: Send[]): Promise<Send[]> {
+    if (!this.pacer) return sends;
+    const pacer = this.pacer;
+    const admitted: Send[] = [];
+    await Promise.all(
+      [...groupBy(sends, (s) => `${s.provider.name}\u0000${s.appId}`).values()].map(async (group) => {
+        const admission = await pacer.admit({ provider: group[0]!.provider.name, appId: group[0]!.appId }, group.length);
+        const admittedAt = performance.now();
+        group.forEach((send, i) => {
+          if (i < admission.granted) {
+            send.dueAt = admittedAt + admission.delaysMs[i]!;
+            admitted.push(send);
+          } else this.defer(send.summary, admission.resumeAfterMs);
+        });
+      }),
+    );
+    return admitted;
+  }
+
+  // The 429s of each (provider, app) group slow its shared pace once, and tell their jobs when to come back.
+  private async throttle(sends: Send[]): Promise<void> {
+    const throttled = sends.filter((s) => s.outcome!.kind === 'throttled');
+    if (throttled.length === 0) return;
+    await Promise.all(
+      [...groupBy(throttled, (s) => `${s.provider.name}\u0000${s.appId}`).values()].map(async (group) => {
+        const retryAfters = group.map((s) => (s.outcome as { retryAfterSeconds?: number }).retryAfterSeconds ?? 0);
+        const retryAfter = Math.max(...retryAfters) || undefined;
+        const key = { provider: group[0]!.provider.name, appId: group[0]!.appId };
+        const resumeAfterMs = this.pacer ? await this.pacer.throttled(key, group.length, retryAfter) : Math.max(1, retryAfter ?? 0) * 1000;
+        for (const send of group) this.defer(send.summary, resumeAfterMs);
+      }),
+    );
+  }
+
+  private defer(summary: DeliverySummary, afterMs: number): void {
+    summary.deferred++;
+    const at = new Date(this.clock.now().getTime() + Math.ceil(afterMs));
+    if (!summary.resumeAt || at > summary.resumeAt) summary.resumeAt = at;
   }
 
   /**
@@ -288,17 +371,15 @@ export class PushDelivery {
     );
   }
 
-  // Each provider gets its messages in one call (the simulated one records them in one statement).
+  // Each provider (of each app) gets its messages in one call (the simulated one records them in one
+  // statement); paced sends in one call per tick of PACE_TICK_MS, when their tokens are due.
   private async sendAll(sends: Send[], options: SendOptions): Promise<void> {
-    const byProvider = new Map<PushProvider, Send[]>();
-    for (const send of sends) {
-      const list = byProvider.get(send.provider);
-      if (list) list.push(send);
-      else byProvider.set(send.provider, [send]);
-    }
+    const calls = groupBy(sends, (s) => `${s.appId}\u0000${s.provider.name}\u0000${Math.ceil((s.dueAt ?? 0) / PACE_TICK_MS)}`);
     await Promise.all(
-      [...byProvider].map(async ([provider, group]) => {
-        const messages = group.map(({ request, device, collapseId }): PushMessage => ({
+      [...calls.values()].map(async (group) => {
+        const provider = group[0]!.provider;
+        await waitUntil(Math.max(...group.map((s) => s.dueAt ?? 0)), options.signal);
+        const messages = group.map(({ request, device, collapseId, appId }): PushMessage => ({
           token: device.push_token,
           platform: device.platform,
           ...textFor(request, device),
@@ -308,6 +389,7 @@ export class PushDelivery {
           timeSensitive: request.timeSensitive,
           actionCategory: request.actionCategory,
           ...request.pushOptions,
+          appId,
         }));
         const spans = tracingEnabled() ? group.map((send) => startPushSpan(provider.name, send)) : undefined;
         let outcomes: PushOutcome[];
@@ -337,7 +419,9 @@ export class PushDelivery {
           ? ['invalid_token', outcome!.reason, null]
           : outcome!.kind === 'permanent'
             ? ['failed', PERMANENT + outcome!.reason, null]
-            : ['failed', `${outcome!.kind}: ${outcome!.reason}`, null],
+            : outcome!.kind === 'throttled'
+              ? ['sending', THROTTLED + outcome!.reason, null]
+              : ['failed', `${outcome!.kind}: ${outcome!.reason}`, null],
     );
     await inTransaction(this.db, async (tx) => {
       await tx.query(
@@ -353,8 +437,9 @@ export class PushDelivery {
           now,
         ],
       );
-      const events: NewEvent[] = sends.map((send, i) =>
-        sendEvent(send, rows[i]![0] as 'sent' | 'invalid_token' | 'failed', rows[i]![1] ?? rows[i]![2]),
+      // A throttled send is neither sent nor failed: no event until it is.
+      const events: NewEvent[] = sends.flatMap((send, i) =>
+        rows[i]![0] === 'sending' ? [] : [sendEvent(send, rows[i]![0] as 'sent' | 'invalid_token' | 'failed', rows[i]![1] ?? rows[i]![2])],
       );
       const rejected = sends.filter((s) => s.outcome!.kind === 'invalid_token');
       const deactivated = await deactivateRejectedDevices(
@@ -405,6 +490,9 @@ function count(summary: DeliverySummary, device: LedgerDevice, outcome: PushOutc
     case 'permanent':
       summary.permanentFailures++;
       break;
+    case 'throttled':
+      // Counted as deferred by PushDelivery.throttle, which knows when it may go again.
+      break;
     case 'transient':
     case 'configuration_error':
       summary.retryable.push({ deviceId: device.id, reason: outcome.reason });
@@ -413,4 +501,47 @@ function count(summary: DeliverySummary, device: LedgerDevice, outcome: PushOutc
       }
       break;
   }
+}
+
+/** Sends of one pace tick go in one provider call. */
+const PACE_TICK_MS = 10;
+
+function groupBy<T>(items: readonly T[], keyOf: (item: T) => string): Map<string, T[]> {
+  const groups = new Map<string, T[]>();
+  for (const item of items) {
+    const key = keyOf(item);
+    const list = groups.get(key);
+    if (list) list.push(item);
+    else groups.set(key, [item]);
+  }
+  return groups;
+}
+
+/** Resolves at `at` (performance.now() time); rejects with the signal's reason if it aborts first. */
+async function waitUntil(at: number, signal: AbortSignal | undefined): Promise<void> {
+  const ms = at - performance.now();
+  if (signal?.aborted) throw signal.reason;
+  if (ms <= 0) return;
+  try {
+    await sleep(ms, undefined, { signal });
+  } catch (error) {
+    throw signal?.aborted ? signal.reason : error;
+  }
+}
+
+/**
+ * What a job's delivery means for the job: devices that may succeed later
+ * retry it (an attempt used, backoff or the provider's Retry-After); devices
+ * held back only by the pace put it back until they may go (no attempt used);
+ * undefined: done.
+ */
+export function deliveryOutcomeError(summary: DeliverySummary): TransientJobError | SnoozeJob | undefined {
+  if (summary.retryable.length > 0) {
+    return new TransientJobError(
+      `${summary.retryable.length} device(s) not reached: ${summary.retryable.map((r) => r.reason).join('; ')}`,
+      { retryAfterSeconds: summary.retryAfterSeconds },
+    );
+  }
+  if (summary.deferred > 0) return new SnoozeJob(summary.resumeAt!, `push pacing: ${summary.deferred} device(s) wait for the pace`);
+  return undefined;
 }

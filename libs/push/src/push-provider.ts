@@ -31,6 +31,8 @@ export interface PushMessage extends PushOptions {
   timeSensitive?: boolean;
   /** The app's notification category (its buttons). APNs: `aps.category`; FCM: click_action and `data.category`. */
   actionCategory?: string;
+  /** The device's app (its credentials and its pace); unset: the default app, the env-configured credentials. */
+  appId?: string;
 }
 
 export type PushOutcome =
@@ -39,12 +41,21 @@ export type PushOutcome =
   | { kind: 'invalid_token'; reason: string; invalidSince?: Date }
   /** Try again later, after `retryAfterSeconds` when the provider said so. */
   | { kind: 'transient'; reason: string; retryAfterSeconds?: number }
+  /**
+   * The provider's rate limit (429): not a failure of this message. The
+   * shared pace slows down and the send goes again later, without using an
+   * attempt (docs/pacing.md).
+   */
+  | { kind: 'throttled'; reason: string; retryAfterSeconds?: number }
   /** This message will never be accepted; retrying is pointless. */
   | { kind: 'permanent'; reason: string }
   /** Our credentials or settings are wrong: no send will work until an operator fixes them. */
   | { kind: 'configuration_error'; reason: string };
 
 export type PushOutcomeKind = PushOutcome['kind'];
+
+/** An answer that may go again later: a transient failure or the provider's rate limit. */
+export type LaterOutcome = Extract<PushOutcome, { kind: 'transient' | 'throttled' }>;
 
 export interface SendOptions {
   /** The job's signal (its timeout, a lost lease, shutdown): an adapter that can abort its call rejects with the signal's reason. */

@@ -8,6 +8,7 @@ import { createPushProviders, describePushProviders, type PushProviderDependenci
 import { ExpoReceiptsService } from './expo-receipts.service.js';
 import { PushMetrics } from './metrics.js';
 import { PushDelivery } from './push-delivery.js';
+import { PushPacer } from './push-pacer.js';
 
 export const PUSH_PROVIDERS = Symbol('PUSH_PROVIDERS');
 export const PUSH_PROVIDER_OVERRIDES = Symbol('PUSH_PROVIDER_OVERRIDES');
@@ -53,9 +54,12 @@ class PushProvidersLifecycle implements OnApplicationShutdown {
     },
     {
       provide: PushDelivery,
-      inject: [PG_POOL, PUSH_PROVIDERS, Clock, Registry],
-      useFactory: (pool: pg.Pool, providers: PushProviders, clock: Clock, registry: Registry) =>
-        new PushDelivery(pool, providers, clock, new PushMetrics(registry)),
+      inject: [PG_POOL, PUSH_PROVIDERS, Clock, Registry, CONFIG],
+      useFactory: (pool: pg.Pool, providers: PushProviders, clock: Clock, registry: Registry, config: Config) => {
+        const metrics = new PushMetrics(registry);
+        // The pace acts on the database's clock, not the injected one (see pace.repository.ts).
+        return new PushDelivery(pool, providers, clock, metrics, new PushPacer(pool, { limits: config.pacing, metrics }));
+      },
     },
     {
       provide: ExpoReceiptsService,

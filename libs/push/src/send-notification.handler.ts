@@ -3,11 +3,11 @@ import type pg from 'pg';
 import type { Logger } from 'pino';
 import { Clock, CONFIG, type Config, LOGGER } from '@nudge/config';
 import { PG_POOL, withTransaction } from '@nudge/database';
-import { type ClaimedJob, type JobContext, queryRows, SnoozeJob, TransientJobError } from '@nudge/queue';
+import { type ClaimedJob, type JobContext, queryRows, SnoozeJob } from '@nudge/queue';
 import { isInQuietHours, quietHoursEnd } from '@nudge/scheduling';
 import { loadCategoryPreferences, preferenceOf, underPreference } from '@nudge/users';
 import { SEND_NOTIFICATION, type SendNotificationPayload } from './notifications.service.js';
-import { PushDelivery } from './push-delivery.js';
+import { deliveryOutcomeError, PushDelivery } from './push-delivery.js';
 
 interface UserRow {
   timeZone: string;
@@ -28,7 +28,8 @@ const HOUR_MS = 3_600_000;
  * (NOTIFICATIONS_PER_USER_PER_HOUR) → `skipped` / `rate_limited`, unless time
  * sensitive; no profile → `skipped` / `no_device`. Otherwise it delivers
  * through the ledger, and devices that may succeed later make the job retry
- * (the ledger skips the devices already reached).
+ * (the ledger skips the devices already reached); devices the pace held back
+ * put it back until they may go, without using an attempt (docs/pacing.md).
  */
 @Injectable()
 export class SendNotificationHandler {
@@ -99,11 +100,8 @@ export class SendNotificationHandler {
       // Its timeout (SEND_NOTIFICATION_TIMEOUT_SECONDS), a lost lease or shutdown abort the provider calls.
       { signal: ctx?.signal },
     );
-    if (summary.retryable.length > 0) {
-      throw new TransientJobError(
-        `${summary.retryable.length} device(s) not reached: ${summary.retryable.map((r) => r.reason).join('; ')}`,
-        { retryAfterSeconds: summary.retryAfterSeconds },
-      );
-    }
+    // Devices that may succeed later retry the job; devices the pace held back (or a 429) snooze it, no attempt used.
+    const unfinished = deliveryOutcomeError(summary);
+    if (unfinished) throw unfinished;
   };
 }

@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import https from 'node:https';
 import webpush, { WebPushError, type RequestOptions } from 'web-push';
 import { buildWebPushPayload } from './payload.js';
-import type { PushMessage, PushOutcome, PushProvider } from './push-provider.js';
+import type { LaterOutcome, PushMessage, PushOutcome, PushProvider } from './push-provider.js';
 import { parseRetryAfter } from './retry-after.js';
 import { parseWebPushSubscription } from './web-subscription.js';
 
@@ -92,7 +92,8 @@ export class WebPushProvider implements PushProvider {
     // 404 Not Found / 410 Gone: the subscription expired or the user revoked permission.
     if (status === 404 || status === 410) return { kind: 'invalid_token', reason: described };
     if (status === 429 || status >= 500) {
-      const outcome: PushOutcome = { kind: 'transient', reason: described };
+      // 429: the push service's rate limit, which slows the shared pace.
+      const outcome: LaterOutcome = { kind: status === 429 ? 'throttled' : 'transient', reason: described };
       const retryAfterSeconds = parseRetryAfter(error.headers['retry-after'], this.now());
       if (retryAfterSeconds !== undefined) outcome.retryAfterSeconds = retryAfterSeconds;
       return outcome;

@@ -4,8 +4,8 @@ import type pg from 'pg';
 import type { Logger } from 'pino';
 import { Clock, LOGGER } from '@nudge/config';
 import { PG_POOL, withTransaction } from '@nudge/database';
-import { type DeliveryRequest, PushDelivery, type PushOptions, type SkipRecord } from '@nudge/push';
-import { type BatchContext, type ClaimedJob, jobTraceContext, queryRows, SnoozeJob, TransientJobError } from '@nudge/queue';
+import { deliveryOutcomeError, type DeliveryRequest, PushDelivery, type PushOptions, type SkipRecord } from '@nudge/push';
+import { type BatchContext, type ClaimedJob, jobTraceContext, queryRows, SnoozeJob } from '@nudge/queue';
 import { nextOccurrence } from '@nudge/scheduling';
 import { loadCategoryPreferences, preferenceOf, underPreference } from '@nudge/users';
 import { type ChainLink, OccurrenceScheduler } from './occurrence-scheduler.js';
@@ -184,8 +184,9 @@ export class SendReminderHandler {
       });
     }
 
-    // A retried job may have reached some devices before it went stale: then the occurrence was sent.
-    const retried = settled.filter((s) => s.settlement.reason === 'stale' && s.job.attempts > 1);
+    // A retried job, or one the push pace put back (its attempt given back), may have reached some devices
+    // before it went stale: then the occurrence was sent.
+    const retried = settled.filter((s) => s.settlement.reason === 'stale');
     if (retried.length > 0) {
       const reached = new Set(
         (
@@ -216,14 +217,11 @@ export class SendReminderHandler {
     deliverable.forEach((d, i) => {
       const summary = summaries[i]!;
       const snooze = d.job.payload.snooze === true;
-      if (summary.retryable.length > 0) {
-        const reasons = summary.retryable.map((r) => r.reason).join('; ');
-        ctx.fail(
-          d.job,
-          new TransientJobError(`${summary.retryable.length} device(s) not reached: ${reasons}`, {
-            retryAfterSeconds: summary.retryAfterSeconds,
-          }),
-        );
+      const unfinished = deliveryOutcomeError(summary);
+      // Held back by the push pace only: back later, no attempt used, the occurrence still scheduled (docs/pacing.md).
+      if (unfinished instanceof SnoozeJob) return void ctx.fail(d.job, unfinished);
+      if (unfinished) {
+        ctx.fail(d.job, unfinished);
         if (d.job.attempts >= d.job.maxAttempts && !snooze) {
           // Some devices got it: the user saw the occurrence.
           const reached = summary.sent > 0;

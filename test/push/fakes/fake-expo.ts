@@ -26,6 +26,10 @@ export interface FakeExpoRequest {
 export interface FakeExpo {
   baseUrl: string;
   requests: FakeExpoRequest[];
+  /** Every message accepted (a ticket issued), with when it arrived (Date.now()). */
+  arrivals: { token: string; at: number }[];
+  /** Send requests refused with 429 by `limitPerSecond`. */
+  throttled(): number;
   /** Every message sent to a token, in order. */
   messagesTo(token: string): Record<string, unknown>[];
   /** The ticket ids issued to a token. */
@@ -40,8 +44,18 @@ export interface FakeExpo {
  * answers a ticket per message (at most 100 a request, as Expo enforces) and
  * `POST /--/api/v2/push/getReceipts` the receipts of tickets it issued.
  */
-export async function startFakeExpo(options: { accessToken?: string; latencyMs?: number } = {}): Promise<FakeExpo> {
+export async function startFakeExpo(
+  options: {
+    accessToken?: string;
+    latencyMs?: number;
+    /** Answer 429 TOO_MANY_REQUESTS to a send that would take the messages of the last second past this. */
+    limitPerSecond?: number;
+  } = {},
+): Promise<FakeExpo> {
   const requests: FakeExpoRequest[] = [];
+  const arrivals: { token: string; at: number }[] = [];
+  const lastSecond: number[] = [];
+  let throttled = 0;
   const messages: { token: string; message: Record<string, unknown> }[] = [];
   const scripts = new Map<string, FakeExpoScript[]>();
   const failures: FakeExpoFailure[] = [];
@@ -71,6 +85,16 @@ export async function startFakeExpo(options: { accessToken?: string; latencyMs?:
         const body = safeJson(text);
         if (req.url === '/--/api/v2/push/send' && Array.isArray(body)) {
           if (body.length > 100) return reply(400, { errors: [{ code: 'PUSH_TOO_MANY_NOTIFICATIONS', message: 'max 100' }] });
+          const at = Date.now();
+          if (options.limitPerSecond !== undefined) {
+            while (lastSecond.length > 0 && lastSecond[0]! <= at - 1000) lastSecond.shift();
+            if (lastSecond.length + body.length > options.limitPerSecond) {
+              throttled++;
+              return reply(429, { errors: [{ code: 'TOO_MANY_REQUESTS', message: 'too many requests' }] });
+            }
+            for (let i = 0; i < body.length; i++) lastSecond.push(at);
+          }
+          for (const message of body as { to?: unknown }[]) arrivals.push({ token: String(message.to), at });
           const data = (body as Record<string, unknown>[]).map((message) => {
             const token = String(message.to);
             messages.push({ token, message });
@@ -109,6 +133,8 @@ export async function startFakeExpo(options: { accessToken?: string; latencyMs?:
   return {
     baseUrl,
     requests,
+    arrivals,
+    throttled: () => throttled,
     messagesTo: (token) => messages.filter((m) => m.token === token).map((m) => m.message),
     ticketsOf: (token) => [...tickets].filter(([, t]) => t.token === token).map(([id]) => id),
     script(token, ...more) {
