@@ -142,10 +142,24 @@ describe('Idempotency-Key on creating POSTs', () => {
       expect(fixed.replayed).toBeNull();
       expect(await remindersOf('late-profile')).toBe(1);
     });
+    it("forgets a user's keys with the user: an account made again under the id is not answered with the deleted reminder", async () => {
+      const bearer = await userWithProfile('leaver');
+      const first = await post('/v1/reminders', bearer, reminder, 'k-1');
+      expect(first.status).toBe(201);
+      expect((await api.request('DELETE', '/v1/me', { token: bearer })).status).toBe(204);
+      expect(await keyRows('leaver', 'k-1')).toBe(0);
+
+      expect((await api.request('PUT', '/v1/me', { token: bearer, body: { timeZone: 'Europe/Berlin' } })).status).toBe(201);
+      const again = await post('/v1/reminders', bearer, reminder, 'k-1');
+      expect(again.status).toBe(201);
+      expect(again.replayed).toBeNull();
+      expect(again.body.id).not.toBe(first.body.id);
+      expect((await api.request('GET', `/v1/reminders/${again.body.id}`, { token: bearer })).status).toBe(200);
+    });
   });
 
   describe('one transaction for the key, the resource and the stored answer', () => {
-    // Faults injected by triggers, switched on per key in test_faults: `write` fails the reminder's
+    // Faults injected by triggers, switched on per user in test_faults: `write` fails the reminder's
     // INSERT (after the key was claimed); `answer` fails storing the answer and `crash` kills the
     // connection there (both after the reminder and its job were written).
     beforeAll(async () => {

@@ -54,3 +54,8 @@ export async function storeAnswer(
     JSON.stringify(answer.response ?? null),
   ]);
 }
+
+/** Removes a principal's keys, and with them the answers that hold its data. */
+export async function forgetKeys(tx: QueryExecutor, principal: string): Promise<void> {
+  await tx.query(`DELETE FROM idempotency_keys WHERE user_id = $1`, [principal]);
+}

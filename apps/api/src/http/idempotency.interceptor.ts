@@ -6,6 +6,7 @@ import {
   type ExecutionContext,
   Injectable,
   type NestInterceptor,
+  type OnModuleInit,
   UseInterceptors,
 } from '@nestjs/common';
 import { ApiHeader } from '@nestjs/swagger';
@@ -14,8 +15,9 @@ import type { Request, Response } from 'express';
 import { from, lastValueFrom, type Observable } from 'rxjs';
 import type { DataSource, EntityManager } from 'typeorm';
 import { Clock, DomainError } from '@nudge/config';
+import { UserEvents } from '@nudge/users';
 import type { TokenClaims } from '../auth/jwt.js';
-import { claimKey, storeAnswer } from './idempotency-keys.repository.js';
+import { claimKey, forgetKeys, storeAnswer } from './idempotency-keys.repository.js';
 
 export const IDEMPOTENCY_KEY_HEADER = 'Idempotency-Key';
 /** Set on an answer that is a replay of the first one. */
@@ -101,6 +103,20 @@ export class IdempotencyInterceptor implements NestInterceptor {
         }
       }),
     );
+  }
+}
+
+/**
+ * A deleted user's keys go with the user (DELETE /v1/me, in its transaction):
+ * their stored answers hold the user's reminders, and an account created again
+ * under the same id must not be answered with them.
+ */
+@Injectable()
+export class IdempotencyKeyErasure implements OnModuleInit {
+  constructor(private readonly userEvents: UserEvents) {}
+
+  onModuleInit(): void {
+    this.userEvents.onDeleted((tx, userId) => forgetKeys(tx, userId));
   }
 }
 
