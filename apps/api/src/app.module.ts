@@ -27,6 +27,7 @@ import { UserOpsController } from './ops/user-ops.controller.js';
 import { UserOpsService } from './ops/user-ops.service.js';
 import { WebhooksController } from './ops/webhooks.controller.js';
 import { RemindersController } from './reminders/reminders.controller.js';
+import { IdempotencyKeyErasure } from './http/idempotency.interceptor.js';
 import { ProblemDetailsFilter } from './http/problem-details.filter.js';
 import { rateLimiting } from './http/rate-limit.guard.js';
 
@@ -89,6 +90,7 @@ export class ApiModule {
         UserOpsService,
         DeliveryOpsService,
         TokenVerifier,
+        IdempotencyKeyErasure,
         // Guards run in this order: the IP limit, authentication, the per-user limit.
         ...rateLimit.beforeAuth,
         { provide: APP_GUARD, useClass: AuthGuard },

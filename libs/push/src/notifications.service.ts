@@ -106,8 +106,8 @@ export class NotificationsService {
     return { jobId: job.id, created };
   }
 
-  /** `notify` in a transaction of its own (the HTTP API). */
-  async send(input: NotificationInput): Promise<NotificationAccepted> {
-    return this.notify(this.pool, input);
+  /** `notify` for the HTTP API: in the request's transaction (its Idempotency-Key's), else in one of its own. */
+  async send(input: NotificationInput, tx?: QueryExecutor): Promise<NotificationAccepted> {
+    return this.notify(tx ?? this.pool, input);
   }
 }

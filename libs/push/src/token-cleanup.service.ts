@@ -5,7 +5,7 @@ import { Counter, Registry } from 'prom-client';
 import { Clock, LOGGER } from '@nudge/config';
 import { PG_POOL, withTransaction } from '@nudge/database';
 import { recordEvents } from '@nudge/events';
-import { type ClaimedJob, enqueue, queryRows } from '@nudge/queue';
+import { type ClaimedJob, enqueue, type QueryExecutor, queryRows } from '@nudge/queue';
 
 export const TOKEN_CLEANUP = 'token_cleanup';
 export const DEFAULT_INACTIVE_DAYS = 60;
@@ -48,10 +48,10 @@ export class TokenCleanupService {
       });
   }
 
-  /** Queues a cleanup now; returns its job id. */
-  async request(inactiveDays = DEFAULT_INACTIVE_DAYS): Promise<{ jobId: string }> {
+  /** Queues a cleanup now, in the caller's transaction if given; returns its job id. */
+  async request(inactiveDays = DEFAULT_INACTIVE_DAYS, tx?: QueryExecutor): Promise<{ jobId: string }> {
     const { job } = await enqueue(
-      this.pool,
+      tx ?? this.pool,
       { kind: TOKEN_CLEANUP, payload: { inactiveDays } satisfies TokenCleanupPayload, maxAttempts: 3 },
       { now: this.clock.now() },
     );

@@ -1,7 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import type { Context } from '@opentelemetry/api';
 import { CONFIG, type Config } from '@nudge/config';
-import { cancelJobs, enqueueMany, queryRows, type QueryExecutor } from '@nudge/queue';
+import { cancelJobs, enqueue, enqueueMany, queryRows, type QueryExecutor } from '@nudge/queue';
 import { loadCategoryPreferences, preferenceOf, underPreference } from '@nudge/users';
 import {
   chainState,
@@ -12,7 +12,15 @@ import {
   skipScheduled,
   upsertOccurrences,
 } from './occurrences.repository.js';
-import { type ChainPlan, planChain, type PlannedOccurrence, type ReminderFacts, SEND_REMINDER, type UserFacts } from './reminder-plan.js';
+import {
+  type ChainPlan,
+  planChain,
+  type PlannedOccurrence,
+  type ReminderFacts,
+  SEND_REMINDER,
+  type SendReminderPayload,
+  type UserFacts,
+} from './reminder-plan.js';
 
 /** One reminder whose chain continues after `afterDate` (the date that just ran, or was acted on). */
 export interface ChainLink {
@@ -28,9 +36,11 @@ export const SEND_REMINDER_ATTEMPTS = 8;
 
 /**
  * The one owner of a reminder's chain of occurrences, for the API (creation,
- * edits, travel, actions), the worker (after each occurrence) and the sweep:
+ * edits, travel, actions: RemindersService, OccurrencesService), the worker
+ * (SendReminderHandler, after each occurrence) and the sweep (ReminderSweep):
  * it plans with the pure planChain, enqueues the job and writes the
- * occurrence rows in the caller's transaction.
+ * occurrence rows in the caller's transaction. Every send_reminder job —
+ * a chain's next occurrence or a snooze's re-delivery — is enqueued here.
  */
 @Injectable()
 export class OccurrenceScheduler {
@@ -122,6 +132,59 @@ export class OccurrenceScheduler {
     if ((await cancelJobs(tx, [jobId], now)).length > 0) return true;
     const [job] = await queryRows<{ status: string }>(tx, `SELECT status FROM jobs WHERE id = $1`, [jobId]);
     return job?.status !== 'running';
+  }
+
+  /**
+   * A snooze: one more delivery of an occurrence already delivered, at
+   * `until`, beside the chain (the next regular occurrence is unaffected).
+   * Returns the job's id.
+   */
+  async snooze(
+    tx: QueryExecutor,
+    reminder: ReminderFacts,
+    occurrence: { localDate: string; at: Date },
+    until: Date,
+    now: Date,
+  ): Promise<string> {
+    const payload: SendReminderPayload = {
+      reminderId: reminder.id,
+      userId: reminder.userId,
+      version: reminder.version,
+      localDate: occurrence.localDate,
+      at: occurrence.at.toISOString(),
+      snooze: true,
+    };
+    const { job } = await enqueue(
+      tx,
+      {
+        kind: SEND_REMINDER,
+        payload,
+        runAt: until,
+        idempotencyKey: `reminder:${reminder.id}:${occurrence.localDate}:snooze:${now.getTime()}`,
+        maxAttempts: SEND_REMINDER_ATTEMPTS,
+      },
+      { now },
+    );
+    await linkJobs(
+      tx,
+      [
+        {
+          reminderId: reminder.id,
+          jobId: job.id,
+          version: reminder.version,
+          localDate: occurrence.localDate,
+          dueAt: until,
+          purpose: 'snooze',
+        },
+      ],
+      now,
+    );
+    return job.id;
+  }
+
+  /** Withdraws a snooze's re-delivery that has not run yet (a new snooze replaces it, done ends it). */
+  async cancelSnooze(tx: QueryExecutor, jobId: string, now: Date): Promise<void> {
+    await cancelJobs(tx, [jobId], now);
   }
 
   /** Cancels the queued jobs of the pending occurrence when a reminder stops (disable, delete). */

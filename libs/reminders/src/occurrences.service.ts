@@ -2,19 +2,11 @@ import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import type { DataSource, EntityManager } from 'typeorm';
 import { Clock, DomainError } from '@nudge/config';
-import { cancelJobs, enqueue } from '@nudge/queue';
 import { nextOccurrence, occurrences as occurrencesOf, parseLocalDate } from '@nudge/scheduling';
 import { UserEntity } from '@nudge/users';
-import { governedByCategory, OccurrenceScheduler, SEND_REMINDER_ATTEMPTS } from './occurrence-scheduler.js';
-import {
-  findOccurrence,
-  linkJobs,
-  occurrencesAround,
-  occurrencesBefore,
-  type OccurrenceRow,
-  setOccurrenceState,
-} from './occurrences.repository.js';
-import { allowedFrom, type ReminderFacts, scheduleOf, SEND_REMINDER, type SendReminderPayload } from './reminder-plan.js';
+import { governedByCategory, OccurrenceScheduler } from './occurrence-scheduler.js';
+import { findOccurrence, occurrencesAround, occurrencesBefore, type OccurrenceRow, setOccurrenceState } from './occurrences.repository.js';
+import { allowedFrom, type ReminderFacts, scheduleOf } from './reminder-plan.js';
 import { loadOwnReminder } from './own-reminder.js';
 import { ReminderEntity } from './reminder.entity.js';
 import { type OccurrenceView, toOccurrenceView } from './reminder.view.js';
@@ -140,31 +132,8 @@ export class OccurrencesService {
       }
       await this.dropSnooze(tx, row, now);
       const until = allowedFrom(governed!.reminder, governed!.user, new Date(now.getTime() + minutes * 60_000));
-      const payload: SendReminderPayload = {
-        reminderId: reminder.id,
-        userId: reminder.userId,
-        version: reminder.version,
-        localDate,
-        at: row.dueAt.toISOString(),
-        snooze: true,
-      };
-      const { job } = await enqueue(
-        tx,
-        {
-          kind: SEND_REMINDER,
-          payload,
-          runAt: until,
-          idempotencyKey: `reminder:${reminder.id}:${localDate}:snooze:${now.getTime()}`,
-          maxAttempts: SEND_REMINDER_ATTEMPTS,
-        },
-        { now },
-      );
-      await linkJobs(
-        tx,
-        [{ reminderId: reminder.id, jobId: job.id, version: reminder.version, localDate, dueAt: until, purpose: 'snooze' }],
-        now,
-      );
-      const updated = { ...row, status: 'snoozed' as const, snoozeJobId: job.id, snoozedUntil: until, actedAt: now };
+      const jobId = await this.scheduler.snooze(tx, reminder, { localDate, at: row.dueAt }, until, now);
+      const updated = { ...row, status: 'snoozed' as const, snoozeJobId: jobId, snoozedUntil: until, actedAt: now };
       await setOccurrenceState(tx, updated, now);
       return updated;
     });
@@ -219,7 +188,7 @@ export class OccurrencesService {
   }
 
   private async dropSnooze(tx: EntityManager, row: OccurrenceRow | null, now: Date): Promise<void> {
-    if (row?.snoozeJobId) await cancelJobs(tx, [row.snoozeJobId], now);
+    if (row?.snoozeJobId) await this.scheduler.cancelSnooze(tx, row.snoozeJobId, now);
   }
 }
 

@@ -1,10 +1,11 @@
-import { Body, Controller, Delete, Get, Headers, HttpCode, Param, Patch, Post, Query } from '@nestjs/common';
-import { ApiBearerAuth, ApiCreatedResponse, ApiHeader, ApiNoContentResponse, ApiOkResponse, ApiTags } from '@nestjs/swagger';
-import { DomainError } from '@nudge/config';
-import { OccurrencesService, RemindersService } from '@nudge/reminders';
+import { Body, Controller, Delete, Get, HttpCode, Param, Patch, Post, Query } from '@nestjs/common';
+import { ApiBearerAuth, ApiCreatedResponse, ApiNoContentResponse, ApiOkResponse, ApiTags } from '@nestjs/swagger';
+import type { EntityManager } from 'typeorm';
+import { OccurrencesService, ReminderDeliveriesService, RemindersService } from '@nudge/reminders';
 import { Auth } from '../auth/auth.decorators.js';
 import type { TokenClaims } from '../auth/jwt.js';
 import { ApiProblems } from '../http/api-problems.decorator.js';
+import { Idempotent, RequestTransaction } from '../http/idempotency.interceptor.js';
 import {
   CreateReminderDto,
   DeliveryListDto,
@@ -18,8 +19,6 @@ import {
   UpdateReminderDto,
 } from './reminder.dto.js';
 
-const IDEMPOTENCY_KEY = /^[\x21-\x7e]{1,255}$/;
-
 @ApiTags('reminders')
 @ApiBearerAuth()
 @ApiProblems(400, 401, 404, 409)
@@ -28,20 +27,14 @@ export class RemindersController {
   constructor(
     private readonly reminders: RemindersService,
     private readonly occurrencesOf: OccurrencesService,
+    private readonly deliveriesOf: ReminderDeliveriesService,
   ) {}
 
   @Post()
+  @Idempotent()
   @ApiCreatedResponse({ type: ReminderDto, description: 'the reminder, with its next occurrence' })
-  @ApiHeader({ name: 'Idempotency-Key', required: false, description: 'same key and body: the first response again; other body: 409' })
-  async create(
-    @Auth() auth: TokenClaims,
-    @Body() body: CreateReminderDto,
-    @Headers('idempotency-key') idempotencyKey?: string,
-  ): Promise<ReminderDto> {
-    if (idempotencyKey !== undefined && !IDEMPOTENCY_KEY.test(idempotencyKey)) {
-      throw DomainError.invalid([{ path: 'Idempotency-Key', message: 'Idempotency-Key must be 1 to 255 printable ASCII characters' }]);
-    }
-    return this.reminders.create(auth.userId, body, idempotencyKey);
+  async create(@Auth() auth: TokenClaims, @Body() body: CreateReminderDto, @RequestTransaction() tx?: EntityManager): Promise<ReminderDto> {
+    return this.reminders.create(auth.userId, body, tx);
   }
 
   @Get()
@@ -114,6 +107,6 @@ export class RemindersController {
   @Get(':id/deliveries')
   @ApiOkResponse({ type: DeliveryListDto })
   async deliveries(@Auth() auth: TokenClaims, @Param('id') id: string): Promise<DeliveryListDto> {
-    return { deliveries: await this.reminders.deliveries(auth.userId, id) };
+    return { deliveries: await this.deliveriesOf.list(auth.userId, id) };
   }
 }
