@@ -15,6 +15,7 @@ import { WebAndExpoPlatforms1764664300000 } from './1764664300000-WebAndExpoPlat
 import { PushFields1764664400000 } from './1764664400000-PushFields.js';
 import { LocalizedText1764664500000 } from './1764664500000-LocalizedText.js';
 import { SimulatedPayload1764664600000 } from './1764664600000-SimulatedPayload.js';
+import { Apps1764664800000 } from './1764664800000-Apps.js';
 
 export const migrations = [
   UsersDevicesReminders1764662400000,
@@ -32,4 +33,5 @@ export const migrations = [
   PushFields1764664400000,
   LocalizedText1764664500000,
   SimulatedPayload1764664600000,
+  Apps1764664800000,
 ];

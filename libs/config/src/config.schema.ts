@@ -51,6 +51,8 @@ export interface Config {
   expo: { enabled: boolean; accessToken: string | undefined; baseUrl: string };
   /** Testing only: every simulated push hangs for good (a wedged worker). */
   simulatedPushHang: boolean;
+  /** NUDGE_SECRET_KEY decoded (at least 32 bytes): seals the apps' push credentials (docs/apps.md); undefined: apps cannot hold secrets. */
+  secretKey: Buffer | undefined;
   /** OpenTelemetry (docs/tracing.md): spans are exported over OTLP/HTTP only when otlpEndpoint is set. */
   tracing: { otlpEndpoint: string | undefined; serviceName: string | undefined };
 }
@@ -194,6 +196,12 @@ export const VARIABLES: readonly VariableSpec[] = [
     sensitive: true,
   },
   { name: 'EXPO_BASE_URL', description: "where Expo's push API is (a relay, or a local fake in tests)", default: 'https://exp.host' },
+  {
+    name: 'NUDGE_SECRET_KEY',
+    description:
+      "at least 32 random bytes as hex or base64 (`openssl rand -base64 32`): the key that encrypts the apps' push credentials (docs/apps.md); unset: apps cannot hold secrets",
+    sensitive: true,
+  },
   {
     name: 'SIMULATED_PUSH_HANG',
     description: 'testing only: `1` makes every simulated push of this process hang for good, deaf to its timeout (a wedged worker)',

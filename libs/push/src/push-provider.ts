@@ -14,6 +14,8 @@ export interface PushMessage extends PushOptions {
   /** The device's push token as the provider issued it (`web`: the subscription JSON). */
   token: string;
   platform: PushPlatform;
+  /** The device's app ('default': the environment's credentials); pacing and the simulated provider's records key on it. */
+  appId?: string;
   title: string;
   body?: string;
   /** Custom keys for the app; FCM receives every value as a string. */

@@ -7,7 +7,7 @@ import { type ClaimedJob, type JobContext, queryRows, SnoozeJob, TransientJobErr
 import { isInQuietHours, quietHoursEnd } from '@nudge/scheduling';
 import { loadCategoryPreferences, preferenceOf, underPreference } from '@nudge/users';
 import { SEND_NOTIFICATION, type SendNotificationPayload } from './notifications.service.js';
-import { PushDelivery } from './push-delivery.js';
+import { PushDelivery, waitReason } from './push-delivery.js';
 
 interface UserRow {
   timeZone: string;
@@ -105,5 +105,7 @@ export class SendNotificationHandler {
         { retryAfterSeconds: summary.retryAfterSeconds },
       );
     }
+    // Their app's credentials were rejected: wait for new ones (or a re-check) without using an attempt.
+    if (summary.waitUntil) throw new SnoozeJob(summary.waitUntil, waitReason(summary));
   };
 }

@@ -4,7 +4,7 @@ import type pg from 'pg';
 import type { Logger } from 'pino';
 import { Clock, LOGGER } from '@nudge/config';
 import { PG_POOL, withTransaction } from '@nudge/database';
-import { type DeliveryRequest, PushDelivery, type PushOptions, type SkipRecord } from '@nudge/push';
+import { type DeliveryRequest, PushDelivery, type PushOptions, type SkipRecord, waitReason } from '@nudge/push';
 import { type BatchContext, type ClaimedJob, jobTraceContext, queryRows, SnoozeJob, TransientJobError } from '@nudge/queue';
 import { nextOccurrence } from '@nudge/scheduling';
 import { loadCategoryPreferences, preferenceOf, underPreference } from '@nudge/users';
@@ -235,6 +235,8 @@ export class SendReminderHandler {
         }
         return;
       }
+      // Their app's credentials were rejected: the occurrence waits for new ones (or a re-check), no attempt used.
+      if (summary.waitUntil) return ctx.fail(d.job, new SnoozeJob(summary.waitUntil, waitReason(summary)));
       if (snooze) return void delivered.push(d.job);
       if (summary.sent > 0) settled.push({ job: d.job, link: d.link, settlement: settlementOf(d, 'sent', null) });
       else

@@ -1,0 +1,148 @@
+import { randomBytes } from 'node:crypto';
+import { Registry } from 'prom-client';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { FixedClock } from '@nudge/config';
+import { createTestDatabase, type TestDatabase } from '../support/database.js';
+import { eventually, startTestApi, type TestApi } from '../support/api-app.js';
+import { generateApnsSigningKey, startFakeApns, type FakeApns } from './fakes/fake-apns.js';
+
+// An app's own APNs credentials, rotated without a restart: the whole app
+// (API and worker in one process) with the real @parse/node-apn client against
+// the local fake APNs. The app is first given a key Apple (the fake) rejects:
+// APNs is marked failing for that app, on /v1/ops/apps and in the metrics, and
+// its jobs wait without using an attempt or calling APNs again; a PUT of the
+// right key clears the mark and the next run delivers with it.
+
+const signing = generateApnsSigningKey();
+const wrongKey = generateApnsSigningKey(signing.keyId, signing.teamId);
+const IOS_TOKEN = 'cd'.repeat(32);
+const ANDROID_TOKEN = 'sim-android-shop';
+
+describe('per-app credentials, rotated without a restart', () => {
+  let db: TestDatabase;
+  let api: TestApi;
+  let apns: FakeApns;
+  let ops: string;
+
+  beforeAll(async () => {
+    [db, apns] = await Promise.all([createTestDatabase(), startFakeApns(signing)]);
+    api = await startTestApi({
+      databaseUrl: db.url,
+      clock: new FixedClock('2026-09-01T12:00:00Z'),
+      // No APNS_* in the environment: the default app's iOS pushes are simulated; the app brings its own.
+      env: { NUDGE_SECRET_KEY: randomBytes(32).toString('hex') },
+      worker: { pollIntervalMs: 20 },
+      push: { apns: { address: apns.address, port: apns.port, ca: apns.ca } },
+    });
+    ops = await api.token('operator', ['ops']);
+    const user = await api.token('shopper');
+    expect((await api.request('PUT', '/v1/me', { token: user, body: { timeZone: 'UTC' } })).status).toBe(201);
+    expect((await putKey(wrongKey.privateKey)).status).toBe(201);
+    for (const [id, platform, pushToken] of [
+      ['iphone', 'ios', IOS_TOKEN],
+      ['pixel', 'android', ANDROID_TOKEN],
+    ]) {
+      const res = await api.request('PUT', `/v1/me/devices/${id}`, { token: user, body: { platform, pushToken, appId: 'shop' } });
+      expect(res.status).toBe(201);
+    }
+  });
+  afterAll(async () => {
+    await api?.close();
+    await Promise.all([db?.drop(), apns?.stop()]);
+  });
+
+  function putKey(key: string) {
+    return api.request('PUT', '/v1/ops/apps/shop', {
+      token: ops,
+      body: { name: 'Shop', apns: { key, keyId: signing.keyId, teamId: signing.teamId, topic: 'com.example.shop' } },
+    });
+  }
+
+  async function notify(key: string): Promise<string> {
+    const res = await api.request('POST', '/v1/notifications', {
+      token: ops,
+      body: { userId: 'shopper', title: 'Your order shipped', idempotencyKey: key },
+    });
+    expect(res.status).toBe(202);
+    return res.body.jobId;
+  }
+
+  const job = async (id: string) =>
+    (await db.pool.query(`SELECT status, attempts, snoozes, run_at FROM jobs WHERE id = $1`, [id])).rows[0] as {
+      status: string;
+      attempts: number;
+      snoozes: number;
+      run_at: Date;
+    };
+  const snoozed = (id: string) =>
+    eventually(async () => ((await job(id)).status === 'queued' && (await job(id)).snoozes > 0 ? job(id) : undefined), `job ${id} snoozed`);
+  const failingGauge = () => api.app.get(Registry).getSingleMetricAsString('nudge_push_provider_failing');
+
+  let firstJob: string;
+  let secondJob: string;
+
+  it('a rejected key marks APNs failing for the app, and the job waits without using an attempt', async () => {
+    firstJob = await notify('order-1');
+    const waiting = await snoozed(firstJob);
+    expect(waiting.attempts).toBe(0);
+    expect(waiting.run_at.toISOString()).toBe('2026-09-01T12:01:00.000Z');
+    expect(apns.requestsFor(IOS_TOKEN)).toHaveLength(1);
+    expect(apns.requestsFor(IOS_TOKEN)[0]!.jwtValid).toBe(false);
+
+    // The app's Android device has no FCM credentials in the app: simulated, and recorded with its app.
+    const simulated = await db.pool.query(`SELECT app_id, outcome FROM simulated_pushes WHERE push_token = $1`, [ANDROID_TOKEN]);
+    expect(simulated.rows).toEqual([{ app_id: 'shop', outcome: 'sent' }]);
+
+    const apps = await api.request('GET', '/v1/ops/apps', { token: ops });
+    expect(apps.body.apps[0].failing).toEqual([
+      {
+        provider: 'apns',
+        reason: expect.stringMatching(/^403 InvalidProviderToken/),
+        since: '2026-09-01T12:00:00.000Z',
+        checkedAt: '2026-09-01T12:00:00.000Z',
+      },
+    ]);
+    expect(apps.body.defaultApp.failing).toEqual([]);
+    expect(await failingGauge()).toContain('nudge_push_provider_failing{app="shop",provider="apns"} 1');
+  });
+
+  it("the app's next job waits too, without calling APNs", async () => {
+    secondJob = await notify('order-2');
+    expect((await snoozed(secondJob)).attempts).toBe(0);
+    expect(apns.requestsFor(IOS_TOKEN)).toHaveLength(1);
+  });
+
+  it('a PUT of the right key clears the mark, and the next run delivers with it: no restart, no attempt burnt', async () => {
+    const res = await putKey(signing.privateKey);
+    expect(res.status).toBe(200);
+    expect(res.body).toMatchObject({ version: 2, failing: [] });
+    expect(await failingGauge()).not.toContain('app="shop"');
+
+    api.clock.set('2026-09-01T12:01:00Z');
+    for (const id of [firstJob, secondJob]) {
+      const done = await eventually(async () => ((await job(id)).status === 'succeeded' ? job(id) : undefined), `job ${id}`);
+      // The run that delivered is the only attempt counted.
+      expect(done.attempts).toBe(1);
+    }
+    const sends = apns.requestsFor(IOS_TOKEN);
+    expect(sends).toHaveLength(3);
+    expect(sends.slice(1).map((r) => [r.jwtValid, r.status])).toEqual([
+      [true, 200],
+      [true, 200],
+    ]);
+    // The Android device had its push on the first run: not sent again.
+    expect((await db.pool.query(`SELECT count(*)::int AS n FROM simulated_pushes WHERE push_token = $1`, [ANDROID_TOKEN])).rows[0].n).toBe(
+      2,
+    );
+    const ledger = await db.pool.query(`SELECT provider, status FROM push_deliveries WHERE job_id = $1 ORDER BY provider`, [firstJob]);
+    expect(ledger.rows).toEqual([
+      { provider: 'apns', status: 'sent' },
+      { provider: 'simulated', status: 'sent' },
+    ]);
+  });
+
+  it('never logs a key', () => {
+    for (const key of [signing.privateKey, wrongKey.privateKey]) expect(api.logs.text).not.toContain(key.split('\n')[1]!);
+    expect(api.logs.text).not.toContain('PRIVATE KEY');
+  });
+});
