@@ -1,4 +1,7 @@
 import { randomBytes } from 'node:crypto';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { Registry } from 'prom-client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FixedClock } from '@nudge/config';
@@ -144,5 +147,78 @@ describe('per-app credentials, rotated without a restart', () => {
   it('never logs a key', () => {
     for (const key of [signing.privateKey, wrongKey.privateKey]) expect(api.logs.text).not.toContain(key.split('\n')[1]!);
     expect(api.logs.text).not.toContain('PRIVATE KEY');
+  });
+});
+
+// The default app (the environment's APNS_*) marked the same way: a reminder of
+// one of its devices waits instead of burning attempts, and is tried again
+// after the wait.
+describe('the default app’s credentials rejected', () => {
+  let db: TestDatabase;
+  let api: TestApi;
+  let apns: FakeApns;
+  let folder: string;
+
+  beforeAll(async () => {
+    [db, apns] = await Promise.all([createTestDatabase(), startFakeApns(signing)]);
+    folder = await mkdtemp(join(tmpdir(), 'nudge-default-app-'));
+    const keyFile = join(folder, 'AuthKey.p8');
+    await writeFile(keyFile, wrongKey.privateKey);
+    api = await startTestApi({
+      databaseUrl: db.url,
+      clock: new FixedClock('2026-09-01T07:30:00Z'),
+      env: { APNS_KEY_FILE: keyFile, APNS_KEY_ID: signing.keyId, APNS_TEAM_ID: signing.teamId, APNS_TOPIC: 'com.example.nudge' },
+      worker: { pollIntervalMs: 20 },
+      push: { apns: { address: apns.address, port: apns.port, ca: apns.ca } },
+    });
+  });
+  afterAll(async () => {
+    await api?.close();
+    await Promise.all([db?.drop(), apns?.stop()]);
+    await rm(folder, { recursive: true, force: true });
+  });
+
+  it('a reminder waits, /v1/ops/apps shows APNs failing for the default app, and the re-check calls APNs once more', async () => {
+    const user = await api.token('early');
+    expect((await api.request('PUT', '/v1/me', { token: user, body: { timeZone: 'UTC' } })).status).toBe(201);
+    expect(
+      (await api.request('PUT', '/v1/me/devices/iphone', { token: user, body: { platform: 'ios', pushToken: IOS_TOKEN } })).body.appId,
+    ).toBe('default');
+    const created = await api.request('POST', '/v1/reminders', { token: user, body: { title: 'Stretch', localTime: '08:00' } });
+    expect(created.status).toBe(201);
+    const {
+      rows: [occurrence],
+    } = await db.pool.query(`SELECT job_id::text AS id FROM reminder_occurrences WHERE reminder_id = $1`, [created.body.id]);
+    const job = async () =>
+      (await db.pool.query(`SELECT status, attempts, snoozes, run_at FROM jobs WHERE id = $1`, [occurrence.id])).rows[0];
+
+    api.clock.set('2026-09-01T08:00:00Z');
+    const waiting = await eventually(
+      async () => ((await job()).snoozes === 1 && (await job()).status === 'queued' ? job() : undefined),
+      'snooze',
+    );
+    expect(waiting).toMatchObject({ attempts: 0, run_at: new Date('2026-09-01T08:01:00Z') });
+    expect(apns.requestsFor(IOS_TOKEN)).toHaveLength(1);
+    // The occurrence is neither sent nor skipped: it waits.
+    expect((await db.pool.query(`SELECT status FROM reminder_occurrences WHERE reminder_id = $1`, [created.body.id])).rows).toEqual([
+      { status: 'scheduled' },
+    ]);
+    const ops = await api.token('operator', ['ops']);
+    const apps = (await api.request('GET', '/v1/ops/apps', { token: ops })).body;
+    expect(apps.defaultApp.failing).toEqual([expect.objectContaining({ provider: 'apns', since: '2026-09-01T08:00:00.000Z' })]);
+    expect(await api.app.get(Registry).getSingleMetricAsString('nudge_push_provider_failing')).toContain(
+      'nudge_push_provider_failing{app="default",provider="apns"} 1',
+    );
+
+    // After the wait one run tries APNs again; rejected again, it waits again, still without an attempt used.
+    api.clock.set('2026-09-01T08:01:00Z');
+    const again = await eventually(
+      async () => ((await job()).snoozes === 2 && (await job()).status === 'queued' ? job() : undefined),
+      'second snooze',
+    );
+    expect(again.attempts).toBe(0);
+    expect(apns.requestsFor(IOS_TOKEN)).toHaveLength(2);
+    const [mark] = (await db.pool.query(`SELECT since, checked_at FROM app_provider_failures WHERE app_id = 'default'`)).rows;
+    expect(mark).toEqual({ since: new Date('2026-09-01T08:00:00Z'), checked_at: new Date('2026-09-01T08:01:00Z') });
   });
 });
