@@ -5,9 +5,12 @@ import { join } from 'node:path';
 import { Registry } from 'prom-client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FixedClock } from '@nudge/config';
+import { EXPO_RECEIPTS } from '@nudge/push';
+import { enqueue } from '@nudge/queue';
 import { createTestDatabase, type TestDatabase } from '../support/database.js';
-import { eventually, startTestApi, type TestApi } from '../support/api-app.js';
+import { eventually, settledJob, startTestApi, type TestApi } from '../support/api-app.js';
 import { generateApnsSigningKey, startFakeApns, type FakeApns } from './fakes/fake-apns.js';
+import { startFakeExpo, type FakeExpo } from './fakes/fake-expo.js';
 
 // An app's own APNs credentials, rotated without a restart: the whole app
 // (API and worker in one process) with the real @parse/node-apn client against
@@ -220,5 +223,61 @@ describe('the default app’s credentials rejected', () => {
     expect(apns.requestsFor(IOS_TOKEN)).toHaveLength(2);
     const [mark] = (await db.pool.query(`SELECT since, checked_at FROM app_provider_failures WHERE app_id = 'default'`)).rows;
     expect(mark).toEqual({ since: new Date('2026-09-01T08:00:00Z'), checked_at: new Date('2026-09-01T08:01:00Z') });
+  });
+});
+
+// An Expo app with "enhanced push security": its own access token is sent with
+// its pushes and with the receipts request for its tickets, while the
+// environment's Expo (on, without a token) serves the default app.
+describe('an app’s Expo access token', () => {
+  const PHONE = 'ExponentPushToken[bbbbbbbbbbbbbbbbbbbbbb]';
+  let db: TestDatabase;
+  let api: TestApi;
+  let expo: FakeExpo;
+
+  beforeAll(async () => {
+    [db, expo] = await Promise.all([createTestDatabase(), startFakeExpo({ accessToken: 'rn-app-token' })]);
+    api = await startTestApi({
+      databaseUrl: db.url,
+      clock: new FixedClock('2026-09-01T12:00:00Z'),
+      env: { NUDGE_SECRET_KEY: randomBytes(32).toString('base64'), EXPO_PUSH_ENABLED: '1', EXPO_BASE_URL: expo.baseUrl },
+      worker: { pollIntervalMs: 20 },
+    });
+  });
+  afterAll(async () => {
+    await api?.close();
+    await Promise.all([db?.drop(), expo?.stop()]);
+  });
+
+  it('sends with the app’s token, and reads the receipts of its tickets with it', async () => {
+    const ops = await api.token('operator', ['ops']);
+    const put = await api.request('PUT', '/v1/ops/apps/rn-app', {
+      token: ops,
+      body: { name: 'RN', expo: { accessToken: 'rn-app-token' } },
+    });
+    expect(put.status).toBe(201);
+    const user = await api.token('rn-user');
+    expect((await api.request('PUT', '/v1/me', { token: user, body: { timeZone: 'UTC' } })).status).toBe(201);
+    const device = await api.request('PUT', '/v1/me/devices/phone', {
+      token: user,
+      body: { platform: 'expo', pushToken: PHONE, appId: 'rn-app' },
+    });
+    expect(device.status).toBe(201);
+    expo.script(PHONE, { receipt: { status: 'error', error: 'DeviceNotRegistered', message: 'not registered' } });
+
+    const sent = await api.request('POST', '/v1/notifications', {
+      token: ops,
+      body: { userId: 'rn-user', title: 'Hello', idempotencyKey: 'rn-1' },
+    });
+    expect((await settledJob(db.pool, sent.body.jobId)).status).toBe('succeeded');
+    expect(expo.messagesTo(PHONE)).toHaveLength(1);
+
+    api.clock.advance(15 * 60_000);
+    const receipts = await enqueue(db.pool, { kind: EXPO_RECEIPTS }, { now: api.clock.now() });
+    expect((await settledJob(db.pool, receipts.job.id)).status).toBe('succeeded');
+    const asked = expo.requests.filter((r) => r.path.endsWith('/getReceipts'));
+    expect(asked.map((r) => r.authorization)).toEqual(['Bearer rn-app-token']);
+    expect((await api.request('GET', '/v1/me/devices', { token: user })).body.devices[0]).toMatchObject({ active: false });
+    expect(api.logs.text).not.toContain('rn-app-token');
   });
 });

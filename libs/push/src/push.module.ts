@@ -74,8 +74,8 @@ class PushProvidersLifecycle implements OnApplicationShutdown {
     },
     {
       provide: ExpoReceiptsService,
-      inject: [PG_POOL, PUSH_PROVIDERS, Clock, LOGGER],
-      useFactory: (pool: pg.Pool, providers: PushProviders, clock: Clock, logger: Logger) =>
+      inject: [PG_POOL, AppProviders, Clock, LOGGER],
+      useFactory: (pool: pg.Pool, providers: AppProviders, clock: Clock, logger: Logger) =>
         new ExpoReceiptsService(pool, providers, clock, logger),
     },
     PushProvidersLifecycle,
