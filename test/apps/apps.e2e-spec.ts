@@ -1,4 +1,5 @@
 import { generateKeyPairSync, randomBytes } from 'node:crypto';
+import fc from 'fast-check';
 import webpush from 'web-push';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDatabase, type TestDatabase } from '../support/database.js';
@@ -164,6 +165,49 @@ describe('apps (ops)', () => {
     expect((await api.request('GET', '/v1/me/devices', { token: user })).body.devices[0].appId).toBe('shop');
     expect(await put({ appId: 'default' })).toMatchObject({ status: 200, body: { appId: 'default' } });
     expect((await db.pool.query(`SELECT app_id FROM devices`)).rows).toEqual([{ app_id: null }]);
+  });
+
+  it('answers any body with a 2xx or a problem+json 4xx, never a 5xx, and a refused PUT changes no row', async () => {
+    const evil = fc.oneof(
+      fc.string({ maxLength: 30 }),
+      fc.constantFrom('', 'null', '-----BEGIN PRIVATE KEY-----\nAAAA\n-----END PRIVATE KEY-----', '{"project_id":1}', 'x'.repeat(5000)),
+      fc.integer(),
+      fc.boolean(),
+      fc.constant(null),
+      fc.jsonValue({ maxDepth: 3 }),
+    );
+    const field = <T>(good: fc.Arbitrary<T>) => fc.oneof({ weight: 3, arbitrary: good }, { weight: 1, arbitrary: evil });
+    const good = credentials();
+    const section = <T extends Record<string, unknown>>(value: T) =>
+      fc.oneof(
+        fc.record(Object.fromEntries(Object.entries(value).map(([k, v]) => [k, field(fc.constant(v))])), { requiredKeys: [] }),
+        evil,
+      );
+    const body = fc.record(
+      {
+        name: field(fc.constant('Fuzz')),
+        apns: section(good.apns),
+        fcm: section(good.fcm),
+        expo: section(good.expo),
+        webPush: section(good.webPush),
+      },
+      { requiredKeys: [] },
+    );
+    const appId = fc.constantFrom('fuzz', 'shop', 'Bad Id', 'default', 'a'.repeat(70));
+    const rows = async () => (await db.pool.query(`SELECT md5(string_agg(a::text, ',' ORDER BY id)) AS h FROM apps a`)).rows[0].h;
+    await fc.assert(
+      fc.asyncProperty(appId, body, async (id, sent) => {
+        const before = await rows();
+        const res = await api.request('PUT', `/v1/ops/apps/${encodeURIComponent(id)}`, { token: ops, body: sent });
+        expect(res.status, JSON.stringify(sent).slice(0, 300)).toBeLessThan(500);
+        if (res.status >= 400) {
+          expect(res.headers.get('content-type')).toMatch(/application\/problem\+json/);
+          expect(await rows()).toBe(before);
+        }
+      }),
+      { numRuns: 120 },
+    );
+    for (const piece of SECRET_PIECES) expect(api.logs.text).not.toContain(piece);
   });
 
   describe('without NUDGE_SECRET_KEY', () => {
