@@ -45,6 +45,20 @@ describe('AppProviders', () => {
     });
   });
 
+  it('does not keep providers it could not build: the next send tries again', async () => {
+    let calls = 0;
+    const apps = new AppProviders(providers(), {
+      build: async () => {
+        if (++calls === 1) throw new Error('connection terminated');
+        return { version: 1, providers: providers() };
+      },
+    });
+    expect((await apps.forApp('shop', 1)).forPlatform('ios').name).toBe('apns');
+    expect((await apps.forApp('shop', 1)).forPlatform('ios').name).toBe('simulated');
+    expect(calls).toBe(2);
+    await apps.close();
+  });
+
   it('closes replaced providers at close', async () => {
     const old = providers();
     const close = vi.spyOn(old, 'close');

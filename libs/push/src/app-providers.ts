@@ -37,10 +37,17 @@ export class AppProviders {
     if (appId === DEFAULT_APP_ID || version === null || !this.source) return this.defaults;
     const cached = this.apps.get(appId);
     if (cached && cached.version >= version) return cached.providers;
-    const providers = this.load(appId);
-    this.apps.set(appId, { version, providers });
+    const entry: Entry = {
+      version,
+      providers: this.load(appId).then(({ providers, usable }) => {
+        // Not kept when they could not be built (a database error, a key that does not open): the next send tries again.
+        if (!usable && this.apps.get(appId) === entry) this.apps.delete(appId);
+        return providers;
+      }),
+    };
+    this.apps.set(appId, entry);
     if (cached) this.retire(cached.providers);
-    return providers;
+    return entry.providers;
   }
 
   async close(): Promise<void> {
@@ -51,14 +58,15 @@ export class AppProviders {
     await Promise.all([this.defaults.close(), ...all.map(closeProviders)]);
   }
 
-  private async load(appId: string): Promise<PushProviders> {
+  private async load(appId: string): Promise<{ providers: PushProviders; usable: boolean }> {
     try {
       const built = await this.source!.build(appId);
-      if (!built) return failingProviders(`app ${appId} does not exist`);
-      return built.providers;
+      if (!built) return { providers: failingProviders(`app ${appId} does not exist`), usable: false };
+      return { providers: built.providers, usable: true };
     } catch (error) {
       // Every send of the app answers configuration_error with the reason, and waits (PushDelivery marks it failing).
-      return failingProviders(`the credentials of app ${appId} cannot be used: ${error instanceof Error ? error.message : String(error)}`);
+      const reason = `the credentials of app ${appId} cannot be used: ${error instanceof Error ? error.message : String(error)}`;
+      return { providers: failingProviders(reason), usable: false };
     }
   }
 
