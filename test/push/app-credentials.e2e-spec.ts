@@ -281,3 +281,51 @@ describe('an app’s Expo access token', () => {
     expect(api.logs.text).not.toContain('rn-app-token');
   });
 });
+
+// Secrets sealed under one NUDGE_SECRET_KEY, a worker with another: the app's
+// sends wait with the reason on /v1/ops/apps instead of failing, until the
+// credentials are PUT again under the worker's key (docs/apps.md, rotation).
+describe('a worker with another NUDGE_SECRET_KEY', () => {
+  let db: TestDatabase;
+  let before: TestApi;
+  let worker: TestApi;
+
+  beforeAll(async () => {
+    db = await createTestDatabase();
+    before = await startTestApi({ databaseUrl: db.url, env: { NUDGE_SECRET_KEY: randomBytes(32).toString('hex') } });
+    worker = await startTestApi({
+      databaseUrl: db.url,
+      clock: new FixedClock('2026-09-01T12:00:00Z'),
+      env: { NUDGE_SECRET_KEY: randomBytes(32).toString('hex') },
+      worker: { pollIntervalMs: 20 },
+    });
+  });
+  afterAll(async () => {
+    await Promise.all([before?.close(), worker?.close()]);
+    await db?.drop();
+  });
+
+  it('holds the app’s pushes and says why', async () => {
+    const ops = await before.token('operator', ['ops']);
+    const put = await before.request('PUT', '/v1/ops/apps/old', {
+      token: ops,
+      body: { name: 'Old', apns: { key: signing.privateKey, keyId: signing.keyId, teamId: signing.teamId, topic: 'com.example.old' } },
+    });
+    expect(put.status).toBe(201);
+    const user = await worker.token('old-user');
+    expect((await worker.request('PUT', '/v1/me', { token: user, body: { timeZone: 'UTC' } })).status).toBe(201);
+    const body = { platform: 'ios', pushToken: IOS_TOKEN, appId: 'old' };
+    expect((await worker.request('PUT', '/v1/me/devices/iphone', { token: user, body })).status).toBe(201);
+
+    const sent = await worker.request('POST', '/v1/notifications', {
+      token: ops,
+      body: { userId: 'old-user', title: 'Hi', idempotencyKey: 'old-1' },
+    });
+    await eventually(async () => {
+      const { rows } = await db.pool.query(`SELECT status, attempts, snoozes FROM jobs WHERE id = $1`, [sent.body.jobId]);
+      return rows[0].status === 'queued' && rows[0].snoozes === 1 && rows[0].attempts === 0;
+    }, 'the job to wait');
+    const app = (await worker.request('GET', '/v1/ops/apps/old', { token: ops })).body;
+    expect(app.failing).toEqual([expect.objectContaining({ provider: 'apns', reason: expect.stringMatching(/another NUDGE_SECRET_KEY/) })]);
+  });
+});
