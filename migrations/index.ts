@@ -16,6 +16,7 @@ import { PushFields1764664400000 } from './1764664400000-PushFields.js';
 import { LocalizedText1764664500000 } from './1764664500000-LocalizedText.js';
 import { SimulatedPayload1764664600000 } from './1764664600000-SimulatedPayload.js';
 import { PushPacing1764664700000 } from './1764664700000-PushPacing.js';
+import { Apps1764664800000 } from './1764664800000-Apps.js';
 import { IdempotencyAnswerVerbatim1764664900000 } from './1764664900000-IdempotencyAnswerVerbatim.js';
 
 export const migrations = [
@@ -35,5 +36,6 @@ export const migrations = [
   LocalizedText1764664500000,
   SimulatedPayload1764664600000,
   PushPacing1764664700000,
+  Apps1764664800000,
   IdempotencyAnswerVerbatim1764664900000,
 ];

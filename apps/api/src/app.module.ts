@@ -18,6 +18,7 @@ import { MeController } from './me/me.controller.js';
 import { PreferencesController } from './me/preferences.controller.js';
 import { MetricsController } from './metrics/metrics.controller.js';
 import { NotificationsController } from './notifications/notifications.controller.js';
+import { AppsController } from './ops/apps.controller.js';
 import { OpsController } from './ops/ops.controller.js';
 import { OpsPageController } from './ops/ops-page.controller.js';
 import { DeliveryOpsService } from './ops/delivery-ops.service.js';
@@ -78,6 +79,7 @@ export class ApiModule {
         DevicesController,
         RemindersController,
         OpsController,
+        AppsController,
         OpsPageController,
         UserOpsController,
         NotificationsController,

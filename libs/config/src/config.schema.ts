@@ -53,6 +53,8 @@ export interface Config {
   pacing: { fcm: number; expo: number; apns: number | undefined; webpush: number | undefined };
   /** Testing only: every simulated push hangs for good (a wedged worker). */
   simulatedPushHang: boolean;
+  /** NUDGE_SECRET_KEY decoded (at least 32 bytes): seals the apps' push credentials (docs/apps.md); undefined: apps cannot hold secrets. */
+  secretKey: Buffer | undefined;
   /** OpenTelemetry (docs/tracing.md): spans are exported over OTLP/HTTP only when otlpEndpoint is set. */
   tracing: { otlpEndpoint: string | undefined; serviceName: string | undefined };
 }
@@ -213,6 +215,12 @@ export const VARIABLES: readonly VariableSpec[] = [
   {
     name: 'WEB_PUSH_MAX_PER_SECOND',
     description: 'Web Push sends a second, shared by all worker processes; unset: unpaced until a push service answers 429',
+  },
+  {
+    name: 'NUDGE_SECRET_KEY',
+    description:
+      "at least 32 random bytes as hex or base64 (`openssl rand -base64 32`): the key that encrypts the apps' push credentials (docs/apps.md); unset: apps cannot hold secrets",
+    sensitive: true,
   },
   {
     name: 'SIMULATED_PUSH_HANG',

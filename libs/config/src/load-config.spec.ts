@@ -85,6 +85,19 @@ describe('loadConfig', () => {
     expect(problems).toHaveLength(2);
   });
 
+  it('reads NUDGE_SECRET_KEY as at least 32 bytes of hex or base64, and never echoes a bad one', () => {
+    expect(loadConfig({}).secretKey).toBeUndefined();
+    const bytes = Buffer.from(Array.from({ length: 32 }, (_, i) => i * 7));
+    expect(loadConfig({ NUDGE_SECRET_KEY: bytes.toString('hex') }).secretKey).toEqual(bytes);
+    expect(loadConfig({ NUDGE_SECRET_KEY: bytes.toString('base64') }).secretKey).toEqual(bytes);
+    expect(loadConfig({ NUDGE_SECRET_KEY: bytes.toString('base64url') }).secretKey).toEqual(bytes);
+    for (const bad of ['a passphrase of words', 'c2hvcnQ=', 'ab'.repeat(16).slice(1)]) {
+      const problems = problemsOf({ NUDGE_SECRET_KEY: bad });
+      expect(problems).toEqual([expect.stringMatching(/^NUDGE_SECRET_KEY must be at least 32 random bytes/)]);
+      expect(problems[0]).not.toContain(bad);
+    }
+  });
+
   it('requires the rest of the APNs settings once a key file is given', () => {
     expect(problemsOf({ APNS_KEY_FILE: '/k.p8' })).toHaveLength(3);
   });

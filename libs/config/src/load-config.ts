@@ -139,6 +139,7 @@ export function loadConfig(env: Env = process.env): Config {
       webpush: optionalInteger('WEB_PUSH_MAX_PER_SECOND', 1, 1_000_000),
     },
     simulatedPushHang: flag('SIMULATED_PUSH_HANG'),
+    secretKey: secretKey(raw('NUDGE_SECRET_KEY'), problems),
     tracing: { otlpEndpoint: otlpEndpoint(raw, problems), serviceName: raw('OTEL_SERVICE_NAME') },
   };
   if (problems.length > 0) throw new ConfigError(problems);
@@ -159,6 +160,21 @@ function otlpEndpoint(raw: (name: string) => string | undefined, problems: strin
     return undefined;
   }
   return value;
+}
+
+/** NUDGE_SECRET_KEY: 32 bytes or more, as hex or base64 (standard or url-safe); a passphrase is refused. */
+function secretKey(value: string | undefined, problems: string[]): Buffer | undefined {
+  if (value === undefined) return undefined;
+  const bytes = /^(?:[0-9a-fA-F]{2})+$/.test(value)
+    ? Buffer.from(value, 'hex')
+    : /^[A-Za-z0-9+/_-]+={0,2}$/.test(value)
+      ? Buffer.from(value, 'base64')
+      : undefined;
+  if (!bytes || bytes.length < 32) {
+    problems.push('NUDGE_SECRET_KEY must be at least 32 random bytes as hex or base64 (e.g. `openssl rand -base64 32`)');
+    return undefined;
+  }
+  return bytes;
 }
 
 const LOOPBACK_HOSTS = new Set(['127.0.0.1', 'localhost', '[::1]']);

@@ -62,8 +62,6 @@ export class ApnsPushProvider implements PushProvider {
   private readonly topic: string;
   private readonly now: () => Date;
   private readonly responses = new AsyncLocalStorage<ResponseCapture>();
-  /** Set once Apple rejects our signing key: no further send can succeed, so none is made. */
-  private disabledReason: string | undefined;
   private closed = false;
 
   constructor(options: ApnsProviderOptions) {
@@ -86,7 +84,6 @@ export class ApnsPushProvider implements PushProvider {
   }
 
   async send(message: PushMessage): Promise<PushOutcome> {
-    if (this.disabledReason) return { kind: 'configuration_error', reason: this.disabledReason };
     if (this.closed) return { kind: 'transient', reason: 'APNs provider is shut down' };
     if (message.platform !== 'ios') return { kind: 'permanent', reason: `APNs cannot deliver to ${message.platform}` };
     if (!/^[0-9a-fA-F]+$/.test(message.token)) {
@@ -170,9 +167,10 @@ export class ApnsPushProvider implements PushProvider {
     }
     if (status === 403 && reason === 'InvalidProviderToken') {
       // A wrong key id, team id or key: every later request would fail too, and
-      // Apple throttles providers that keep presenting bad tokens.
-      this.disabledReason = `${described}: APNs rejected the signing key; sending to APNs is disabled until restart`;
-      return { kind: 'configuration_error', reason: this.disabledReason };
+      // Apple throttles providers that keep presenting bad tokens. PushDelivery
+      // marks APNs failing for the app, and its sends wait for new credentials
+      // (or a re-check) instead of calling again (docs/apps.md).
+      return { kind: 'configuration_error', reason: `${described}: APNs rejected the signing key (key id, team id or key)` };
     }
     if (status === 429 || (status !== undefined && status >= 500) || status === undefined) {
       // 429 TooManyRequests: Apple's rate limit, which slows the shared pace. No status at all: the connection failed, timed out or was reset.

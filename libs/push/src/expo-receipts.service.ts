@@ -7,6 +7,7 @@ import { type NewEvent, recordEvents } from '@nudge/events';
 import { deliveryEvent } from './delivery-events.js';
 import { deactivateRejectedDevices, type RejectedToken } from './device-deactivation.js';
 import { classifyExpoError, EXPO_MAX_RECEIPTS_PER_REQUEST, ExpoPushProvider, type ExpoReceipt } from './expo.provider.js';
+import { AppProviders } from './app-providers.js';
 import type { PushProviders } from './provider-registry.js';
 
 export const EXPO_RECEIPTS = 'expo_receipts';
@@ -33,6 +34,8 @@ interface PendingRow {
   platform: string;
   ticket: string;
   updated_at: Date;
+  app_id: string;
+  app_version: number | null;
 }
 
 /**
@@ -45,12 +48,17 @@ interface PendingRow {
  * sent, and is not sent again: a receipt comes too late to retry it well.
  */
 export class ExpoReceiptsService {
+  private readonly apps: AppProviders;
+
+  /** `providers`: each app's (a ticket is read back with the access token of the app that sent it), or the default app's alone. */
   constructor(
     private readonly pool: pg.Pool,
-    private readonly providers: PushProviders,
+    providers: PushProviders | AppProviders,
     private readonly clock: Clock,
     private readonly logger: Pick<Logger, 'info'>,
-  ) {}
+  ) {
+    this.apps = providers instanceof AppProviders ? providers : new AppProviders(providers);
+  }
 
   readonly handle = async (job: ClaimedJob, ctx: JobContext): Promise<void> => {
     const result = await this.check(ctx.signal);
@@ -61,9 +69,6 @@ export class ExpoReceiptsService {
 
   async check(signal?: AbortSignal): Promise<ExpoReceiptsResult> {
     const result: ExpoReceiptsResult = { ok: 0, invalidTokens: 0, failed: 0, expired: 0 };
-    const expo = this.providers.expo;
-    // Simulated Expo pushes have no receipts.
-    if (!(expo instanceof ExpoPushProvider)) return result;
     const now = this.clock.now();
     const readyBefore = new Date(now.getTime() - EXPO_RECEIPTS_EVERY_SECONDS * 1000);
     let after: { at: Date; id: string } = { at: new Date(0), id: '0' };
@@ -71,8 +76,8 @@ export class ExpoReceiptsService {
       const rows = await queryRows<PendingRow>(
         this.pool,
         `SELECT pd.id::text, pd.job_id::text, pd.device_id::text, pd.user_id, d.installation_id, pd.platform,
-                pd.provider_message_id AS ticket, pd.updated_at
-           FROM push_deliveries pd LEFT JOIN devices d ON d.id = pd.device_id
+                pd.provider_message_id AS ticket, pd.updated_at, COALESCE(d.app_id, 'default') AS app_id, a.version AS app_version
+           FROM push_deliveries pd LEFT JOIN devices d ON d.id = pd.device_id LEFT JOIN apps a ON a.id = d.app_id
           WHERE pd.provider = 'expo' AND pd.status = 'sent' AND pd.receipt_checked_at IS NULL AND pd.updated_at <= $1
             AND (pd.updated_at, pd.id) > ($2, $3::bigint)
           ORDER BY pd.updated_at, pd.id LIMIT $4`,
@@ -80,14 +85,34 @@ export class ExpoReceiptsService {
       );
       if (rows.length === 0) break;
       after = { at: rows.at(-1)!.updated_at, id: rows.at(-1)!.id };
-      const receipts = await expo.receipts(
-        rows.map((r) => r.ticket),
-        signal,
-      );
-      await this.record(rows, receipts, now, result);
+      await this.record(rows, await this.receipts(rows, signal), now, result);
       if (rows.length < EXPO_MAX_RECEIPTS_PER_REQUEST) break;
     }
     return result;
+  }
+
+  // Each app's tickets with its own Expo client (its access token). An app no
+  // longer on Expo has no client to ask: its rows expire after a day.
+  private async receipts(rows: PendingRow[], signal: AbortSignal | undefined): Promise<Record<string, ExpoReceipt>> {
+    const byApp = new Map<string, PendingRow[]>();
+    for (const row of rows) {
+      const key = `${row.app_id}\u0000${row.app_version ?? 0}`;
+      byApp.set(key, [...(byApp.get(key) ?? []), row]);
+    }
+    const receipts: Record<string, ExpoReceipt> = {};
+    for (const group of byApp.values()) {
+      const expo = (await this.apps.forApp(group[0]!.app_id, group[0]!.app_version)).expo;
+      // Simulated Expo pushes have no receipts.
+      if (!(expo instanceof ExpoPushProvider)) continue;
+      Object.assign(
+        receipts,
+        await expo.receipts(
+          group.map((r) => r.ticket),
+          signal,
+        ),
+      );
+    }
+    return receipts;
   }
 
   private async record(rows: PendingRow[], receipts: Record<string, ExpoReceipt>, now: Date, result: ExpoReceiptsResult): Promise<void> {

@@ -15,6 +15,8 @@ export type FcmConnect = (options: https.RequestOptions) => Duplex;
 export interface FcmProviderOptions {
   /** Path of the Firebase service-account JSON; it also names the project. */
   serviceAccountFile?: string;
+  /** Instead of the file: its parsed contents (an app's credentials). */
+  serviceAccount?: { project_id: string; client_email: string; private_key: string };
   /** Instead of a service-account file: any firebase-admin credential (tests use a fixed access token). */
   credential?: Credential;
   /** Required with `credential`; read from the service-account file otherwise. */
@@ -108,7 +110,14 @@ export class FcmPushProvider implements PushProvider {
   private closed = false;
 
   constructor(options: FcmProviderOptions) {
-    const credential = options.credential ?? (options.serviceAccountFile ? cert(options.serviceAccountFile) : undefined);
+    const account = options.serviceAccount;
+    const credential =
+      options.credential ??
+      (account
+        ? cert({ projectId: account.project_id, clientEmail: account.client_email, privateKey: account.private_key })
+        : options.serviceAccountFile
+          ? cert(options.serviceAccountFile)
+          : undefined);
     if (!credential) throw new Error('FcmPushProvider needs a service-account file or a credential');
     if (options.credential && !options.projectId) throw new Error('FcmPushProvider needs projectId with a custom credential');
     this.now = options.now ?? (() => new Date());

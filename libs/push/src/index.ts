@@ -1,4 +1,8 @@
 export * from './apns.provider.js';
+export * from './app-credentials.js';
+export * from './app-providers.js';
+export * from './apps.repository.js';
+export * from './apps.service.js';
 export * from './collapse-id.js';
 export * from './delivery-history.js';
 export * from './device-token.js';
@@ -21,6 +25,7 @@ export * from './push-pacer.js';
 export * from './push-provider.js';
 export * from './push.module.js';
 export * from './retry-after.js';
+export * from './secret-box.js';
 export * from './send-notification.handler.js';
 export * from './simulated.provider.js';
 export * from './token-cleanup.service.js';

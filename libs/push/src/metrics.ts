@@ -1,5 +1,6 @@
 import { Counter, Gauge, type Registry } from 'prom-client';
-import { PUSH_PROVIDER_NAMES, type PushOutcomeKind, type PushProviderName } from './push-provider.js';
+import { listProviderFailures } from './apps.repository.js';
+import { PUSH_PROVIDER_NAMES, type PushOutcomeKind, type PushProviderName, type SqlExecutor } from './push-provider.js';
 
 /** What a send came to, as the counter labels it: the ledger's three final states, and `throttled` (a 429: sent again later, not a failure). */
 export type PushSendOutcome = 'sent' | 'failed' | 'invalid_token' | 'throttled';
@@ -25,8 +26,26 @@ export function sendOutcomeOf(kind: PushOutcomeKind): PushSendOutcome {
 export class PushMetrics {
   readonly sends: Counter<'provider' | 'outcome'>;
   readonly paceRate: Gauge<'provider' | 'app'>;
+  /** `nudge_push_provider_failing{app,provider}`, when this instance registered it. */
+  readonly failing?: Gauge<'app' | 'provider'>;
 
-  constructor(registry: Registry) {
+  /** `db`: where `nudge_push_provider_failing` reads the marks at scrape time (the same in every process). */
+  constructor(registry: Registry, db?: SqlExecutor) {
+    if (db && !registry.getSingleMetric('nudge_push_provider_failing')) {
+      this.failing = new Gauge({
+        name: 'nudge_push_provider_failing',
+        help: "1 for each (app, provider) whose credentials the provider rejected: that app's sends to it wait (docs/apps.md)",
+        labelNames: ['app', 'provider'],
+        registers: [registry],
+        async collect() {
+          const failures = await listProviderFailures(db).catch(() => undefined);
+          // The database unreachable: keep the last values rather than report none failing.
+          if (!failures) return;
+          this.reset();
+          for (const f of failures) this.set({ app: f.appId, provider: f.provider }, 1);
+        },
+      });
+    }
     this.sends = registered(
       registry,
       'nudge_push_sends_total',

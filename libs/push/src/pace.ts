@@ -20,9 +20,6 @@
 //   429: then it starts from half the rate it was observed sending at, climbs
 //   back to that rate (`ceiling`), and is unpaced again once there.
 
-/** The app of the env-configured credentials; a device without an app id is the default app's. */
-export const DEFAULT_APP_ID = 'default';
-
 export interface PaceSettings {
   /** A full bucket lets this many seconds of its rate out at once. */
   burstSeconds: number;

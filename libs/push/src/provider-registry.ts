@@ -9,12 +9,14 @@ import { WebPushProvider, type WebPushProviderOptions } from './web-push.provide
 export interface PushCredentials {
   apns?: {
     keyFile?: string;
+    /** The `.p8` key's PEM text instead of its file (an app's credentials). */
+    key?: string;
     keyId?: string;
     teamId?: string;
     topic?: string;
     production?: boolean;
   };
-  fcm?: { serviceAccountFile?: string };
+  fcm?: { serviceAccountFile?: string; serviceAccount?: FcmServiceAccount };
   webPush?: { vapidPublicKey?: string; vapidPrivateKey?: string; vapidSubject?: string };
   expo?: { enabled?: boolean; accessToken?: string; baseUrl?: string };
 }
@@ -24,6 +26,13 @@ export interface PushProviderChoice {
   android: 'fcm' | 'simulated';
   web: 'webpush' | 'simulated';
   expo: 'expo' | 'simulated';
+}
+
+/** The fields of a Firebase service-account JSON that firebase-admin needs. */
+export interface FcmServiceAccount {
+  project_id: string;
+  client_email: string;
+  private_key: string;
 }
 
 const APNS_SETTINGS = [
@@ -38,8 +47,8 @@ export function choosePushProviders(credentials: PushCredentials): PushProviderC
   const apns = credentials.apns ?? {};
   const vapid = credentials.webPush ?? {};
   return {
-    ios: APNS_SETTINGS.every(([key]) => Boolean(apns[key])) ? 'apns' : 'simulated',
-    android: credentials.fcm?.serviceAccountFile ? 'fcm' : 'simulated',
+    ios: (apns.key || apns.keyFile) && apns.keyId && apns.teamId && apns.topic ? 'apns' : 'simulated',
+    android: credentials.fcm?.serviceAccountFile || credentials.fcm?.serviceAccount ? 'fcm' : 'simulated',
     web: vapid.vapidPublicKey && vapid.vapidPrivateKey && vapid.vapidSubject ? 'webpush' : 'simulated',
     // Expo needs no credentials (an access token only with enhanced security): it is switched on.
     expo: credentials.expo?.enabled || credentials.expo?.accessToken ? 'expo' : 'simulated',
@@ -92,6 +101,7 @@ export function createPushProviders(credentials: PushCredentials, deps: PushProv
   const ios: PushProvider =
     choice.ios === 'apns'
       ? new ApnsPushProvider({
+          key: apns.key,
           keyFile: apns.keyFile,
           keyId: apns.keyId!,
           teamId: apns.teamId!,
@@ -102,7 +112,11 @@ export function createPushProviders(credentials: PushCredentials, deps: PushProv
       : simulatedProvider();
   const android: PushProvider =
     choice.android === 'fcm'
-      ? new FcmPushProvider({ serviceAccountFile: credentials.fcm?.serviceAccountFile, ...deps.fcm })
+      ? new FcmPushProvider({
+          serviceAccountFile: credentials.fcm?.serviceAccountFile,
+          serviceAccount: credentials.fcm?.serviceAccount,
+          ...deps.fcm,
+        })
       : simulatedProvider();
 
   const vapid = credentials.webPush ?? {};

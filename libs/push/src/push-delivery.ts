@@ -3,12 +3,13 @@ import type { Context } from '@opentelemetry/api';
 import { inTransaction } from '@nudge/database';
 import { type NewEvent, recordEvents } from '@nudge/events';
 import { SnoozeJob, tracingEnabled, TransientJobError } from '@nudge/queue';
+import { AppProviders } from './app-providers.js';
+import { clearProviderFailures, markProvidersFailing } from './apps.repository.js';
 import { collapseIdFor } from './collapse-id.js';
 import { deliveryEvent } from './delivery-events.js';
 import { deactivateRejectedDevices } from './device-deactivation.js';
 import { type LocalizedText, pickText } from './localized-text.js';
 import type { PushMetrics } from './metrics.js';
-import { DEFAULT_APP_ID } from './pace.js';
 import type { PushPacer } from './push-pacer.js';
 import type { PushOptions } from './push-options.js';
 import type { PushMessage, PushOutcome, PushPlatform, PushProvider, SendOptions, SqlExecutor } from './push-provider.js';
@@ -71,6 +72,13 @@ export interface DeliverySummary {
   /** When the deferred devices may go (the latest of them), by the injected clock. */
   resumeAt?: Date;
   noDevice: boolean;
+  /**
+   * Devices not sent because their app's credentials were rejected by their
+   * provider (marked failing): the job should wait until `waitUntil`, when the
+   * provider is tried again, without using an attempt. Set only when some wait.
+   */
+  waiting?: { deviceId: string; reason: string }[];
+  waitUntil?: Date;
 }
 
 interface LedgerDevice {
@@ -83,8 +91,12 @@ interface LedgerDevice {
   user_locale: string | null;
   ledger_status: string | null;
   ledger_error: string | null;
-  /** The device's app (its credentials and pace); null or absent: the default app. */
-  app_id?: string | null;
+  /** The device's app (its credentials and pace); 'default' for a device without one (the environment's credentials). */
+  app_id: string;
+  /** apps.version; null for the default app. */
+  app_version: number | null;
+  /** The app's providers marked failing (app_provider_failures), as JSON. */
+  failures: { provider: string; reason: string; since: string; checkedAt: string; appVersion: number }[] | null;
 }
 
 export interface DeliveryClock {
@@ -104,6 +116,26 @@ const PERMANENT = 'permanent: ';
 // A 429 leaves the row `sending` (sent again by the job's next run, not a failure) with this prefix on its error.
 const THROTTLED = 'throttled: ';
 
+/**
+ * How long the sends of an (app, provider) that rejected the credentials wait
+ * before the provider is tried again: as long as it has been failing, from a
+ * minute up to 15 minutes (a job snoozes at most 100 times in a row: that is
+ * more than a day). A PUT of new credentials is a new version, tried at once.
+ */
+const MIN_FAILING_WAIT_MS = 60_000;
+const MAX_FAILING_WAIT_MS = 15 * 60_000;
+
+export function failingWaitMs(since: Date, checkedAt: Date): number {
+  return Math.min(MAX_FAILING_WAIT_MS, Math.max(MIN_FAILING_WAIT_MS, checkedAt.getTime() - since.getTime()));
+}
+
+/**
+ * Web Push answers 403 also for one subscription made with another VAPID key:
+ * not proof that the app's credentials are wrong, so it is retried as before
+ * rather than holding the app's every web push.
+ */
+const MARKS_FAILING = (provider: string) => provider !== 'webpush';
+
 const rowsOf = <T>(result: unknown): T[] => (Array.isArray(result) ? (result as T[]) : ((result as { rows?: T[] })?.rows ?? []));
 
 // One send this call makes: the request, the device and the summary it counts in.
@@ -118,17 +150,24 @@ interface Send {
   /** When the pace lets it go (performance.now() time); unset: at once. */
   dueAt?: number;
   outcome?: PushOutcome;
+  /** The mark this (app, provider) had when read, if any. */
+  failing?: { reason: string; since: Date; checkedAt: Date };
 }
 
 export class PushDelivery {
+  private readonly apps: AppProviders;
+
+  /** `providers`: each app's (AppProviders), or one set for every device (the default app's alone). */
   constructor(
     private readonly db: SqlExecutor,
-    private readonly providers: PushProviders,
+    providers: PushProviders | AppProviders,
     private readonly clock: DeliveryClock,
     private readonly metrics?: PushMetrics,
     /** Without one, nothing is paced. */
     private readonly pacer?: PushPacer,
-  ) {}
+  ) {
+    this.apps = providers instanceof AppProviders ? providers : new AppProviders(providers);
+  }
 
   /** deliverMany for one job. */
   async deliver(request: DeliveryRequest, options: SendOptions = {}): Promise<DeliverySummary> {
@@ -158,9 +197,13 @@ export class PushDelivery {
     const devices = rowsOf<LedgerDevice>(
       await this.db.query(
         `SELECT r.job_id::text AS job_id, d.id, d.installation_id, d.platform, d.push_token, d.locale, u.locale AS user_locale,
-                pd.status AS ledger_status, pd.error AS ledger_error
+                pd.status AS ledger_status, pd.error AS ledger_error, COALESCE(d.app_id, 'default') AS app_id, a.version AS app_version,
+                (SELECT json_agg(json_build_object('provider', f.provider, 'reason', f.reason, 'since', f.since,
+                                                   'checkedAt', f.checked_at, 'appVersion', f.app_version))
+                   FROM app_provider_failures f WHERE f.app_id = COALESCE(d.app_id, 'default')) AS failures
            FROM unnest($1::bigint[], $2::text[]) AS r(job_id, user_id)
            JOIN devices d ON d.user_id = r.user_id
+           LEFT JOIN apps a ON a.id = d.app_id
            LEFT JOIN users u ON u.id = r.user_id
            LEFT JOIN push_deliveries pd ON pd.job_id = r.job_id AND pd.device_id = d.id
           WHERE d.active OR pd.status IS NOT NULL
@@ -174,6 +217,14 @@ export class PushDelivery {
       if (list) list.push(device);
       else byJob.set(device.job_id, [device]);
     }
+
+    // Each app's providers, built (or rebuilt after a PUT) on first use.
+    const appProviders = new Map<string, PushProviders>();
+    for (const device of devices) {
+      const key = appKey(device);
+      if (!appProviders.has(key)) appProviders.set(key, await this.apps.forApp(device.app_id, device.app_version));
+    }
+    const now = this.clock.now();
 
     const summaries: DeliverySummary[] = [];
     const sends: Send[] = [];
@@ -201,8 +252,12 @@ export class PushDelivery {
         else if (device.ledger_status === 'skipped') continue;
         else if (device.ledger_status === 'failed' && device.ledger_error?.startsWith(PERMANENT)) summary.permanentFailures++;
         else {
-          const provider = this.providers.forPlatform(device.platform);
-          sends.push({ request, device, summary, provider, collapseId, appId: device.app_id ?? DEFAULT_APP_ID });
+          const provider = appProviders.get(appKey(device))!.forPlatform(device.platform);
+          const failing = failingMark(device, provider.name);
+          const waitUntil = failing && new Date(failing.checkedAt.getTime() + failingWaitMs(failing.since, failing.checkedAt));
+          // Rejected credentials: wait for a re-check or new credentials, without calling the provider.
+          if (waitUntil && waitUntil > now) wait(summary, device, provider.name, failing.reason, waitUntil);
+          else sends.push({ request, device, summary, provider, collapseId, appId: device.app_id, failing });
         }
       }
     }
@@ -215,9 +270,14 @@ export class PushDelivery {
     await this.sendAll(admitted, options);
     await this.throttle(admitted);
     await this.recordOutcomes(admitted);
+    const after = this.clock.now();
     for (const send of admitted) {
-      count(send.summary, send.device, send.outcome!);
-      this.metrics?.record(send.provider.name, send.outcome!.kind);
+      const outcome = send.outcome!;
+      if (outcome.kind === 'configuration_error' && MARKS_FAILING(send.provider.name)) {
+        const since = send.failing?.since ?? after;
+        wait(send.summary, send.device, send.provider.name, outcome.reason, new Date(after.getTime() + failingWaitMs(since, after)));
+      } else count(send.summary, send.device, outcome);
+      this.metrics?.record(send.provider.name, outcome.kind);
     }
     return summaries;
   }
@@ -451,8 +511,44 @@ export class PushDelivery {
         now,
       );
       await recordEvents(tx, [...events, ...deactivated.events], now);
+      // Rejected credentials mark (app, provider) failing; a send that went through clears its mark.
+      await markProvidersFailing(
+        tx,
+        sends
+          .filter((s) => s.outcome!.kind === 'configuration_error' && MARKS_FAILING(s.provider.name))
+          .map((s) => ({
+            appId: s.device.app_id,
+            provider: s.provider.name,
+            reason: (s.outcome as { reason: string }).reason,
+            appVersion: s.device.app_version ?? 0,
+          })),
+        now,
+      );
+      await clearProviderFailures(
+        tx,
+        sends.filter((s) => s.failing && s.outcome!.kind === 'sent').map((s) => ({ appId: s.device.app_id, provider: s.provider.name })),
+      );
     });
   }
+}
+
+const appKey = (device: LedgerDevice) => `${device.app_id}\u0000${device.app_version ?? 0}`;
+
+/** The device's (app, provider) mark, when it is one for the app's current credentials. */
+function failingMark(device: LedgerDevice, provider: string): { reason: string; since: Date; checkedAt: Date } | undefined {
+  const mark = device.failures?.find((f) => f.provider === provider && f.appVersion === (device.app_version ?? 0));
+  return mark && { reason: mark.reason, since: new Date(mark.since), checkedAt: new Date(mark.checkedAt) };
+}
+
+/** The snooze reason of a job whose devices wait (`apns failing for app shop: 403 InvalidProviderToken…`), bounded. */
+function waitReason(summary: DeliverySummary): string {
+  const reasons = [...new Set((summary.waiting ?? []).map((w) => w.reason))].join('; ');
+  return `${summary.waiting?.length ?? 0} device(s) waiting for their app's credentials: ${reasons}`.slice(0, 500);
+}
+
+function wait(summary: DeliverySummary, device: LedgerDevice, provider: string, reason: string, until: Date): void {
+  (summary.waiting ??= []).push({ deviceId: device.id, reason: `${provider} failing for app ${device.app_id}: ${reason}` });
+  if (!summary.waitUntil || until < summary.waitUntil) summary.waitUntil = until;
 }
 
 /** The title and body this device shows: its locale's, else its user's, else the default language's. */
@@ -532,8 +628,8 @@ async function waitUntil(at: number, signal: AbortSignal | undefined): Promise<v
 /**
  * What a job's delivery means for the job: devices that may succeed later
  * retry it (an attempt used, backoff or the provider's Retry-After); devices
- * held back only by the pace put it back until they may go (no attempt used);
- * undefined: done.
+ * held back only by the pace, or waiting for their app's credentials, put it
+ * back until they may go (no attempt used); undefined: done.
  */
 export function deliveryOutcomeError(summary: DeliverySummary): TransientJobError | SnoozeJob | undefined {
   if (summary.retryable.length > 0) {
@@ -542,6 +638,11 @@ export function deliveryOutcomeError(summary: DeliverySummary): TransientJobErro
       { retryAfterSeconds: summary.retryAfterSeconds },
     );
   }
-  if (summary.deferred > 0) return new SnoozeJob(summary.resumeAt!, `push pacing: ${summary.deferred} device(s) wait for the pace`);
-  return undefined;
+  // Held back by the pace, or waiting for their app's credentials: back at the first of those instants, no attempt used.
+  const waits: [Date, string][] = [];
+  if (summary.deferred > 0) waits.push([summary.resumeAt!, `push pacing: ${summary.deferred} device(s) wait for the pace`]);
+  if (summary.waitUntil) waits.push([summary.waitUntil, waitReason(summary)]);
+  if (waits.length === 0) return undefined;
+  const until = new Date(Math.min(...waits.map(([at]) => at.getTime())));
+  return new SnoozeJob(until, waits.map(([, reason]) => reason).join('; '));
 }

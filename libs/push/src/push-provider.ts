@@ -31,7 +31,7 @@ export interface PushMessage extends PushOptions {
   timeSensitive?: boolean;
   /** The app's notification category (its buttons). APNs: `aps.category`; FCM: click_action and `data.category`. */
   actionCategory?: string;
-  /** The device's app (its credentials and its pace); unset: the default app, the env-configured credentials. */
+  /** The device's app (its credentials and its pace; the simulated provider records it); unset: 'default', the env-configured credentials. */
   appId?: string;
 }
 

@@ -88,9 +88,9 @@ export class SimulatedPushProvider implements PushProvider {
     if (messages.length === 0) return;
     const now = this.now();
     await this.db.query(
-      `INSERT INTO simulated_pushes (platform, push_token, collapse_id, title, body, data, outcome, provider_message_id, payload, created_at)
-       SELECT *, $10::timestamptz
-         FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::jsonb[], $7::text[], $8::text[], $9::jsonb[])`,
+      `INSERT INTO simulated_pushes (platform, push_token, collapse_id, title, body, data, outcome, provider_message_id, payload, app_id, created_at)
+       SELECT *, $11::timestamptz
+         FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::jsonb[], $7::text[], $8::text[], $9::jsonb[], $10::text[])`,
       [
         messages.map((m) => m.platform),
         messages.map((m) => m.token),
@@ -105,6 +105,7 @@ export class SimulatedPushProvider implements PushProvider {
         outcomes.map((o) => o.kind),
         outcomes.map((o) => (o.kind === 'sent' ? (o.providerMessageId ?? null) : null)),
         messages.map((m) => JSON.stringify(platformPayload(m, now))),
+        messages.map((m) => m.appId ?? 'default'),
         now,
       ],
     );

@@ -218,7 +218,8 @@ export class SendReminderHandler {
       const summary = summaries[i]!;
       const snooze = d.job.payload.snooze === true;
       const unfinished = deliveryOutcomeError(summary);
-      // Held back by the push pace only: back later, no attempt used, the occurrence still scheduled (docs/pacing.md).
+      // Held back by the push pace, or its app's rejected credentials: back later, no attempt used, the occurrence
+      // still scheduled (docs/pacing.md, docs/apps.md).
       if (unfinished instanceof SnoozeJob) return void ctx.fail(d.job, unfinished);
       if (unfinished) {
         ctx.fail(d.job, unfinished);

@@ -37,6 +37,10 @@ export class DeviceEntity {
   @Column({ type: 'text', nullable: true })
   locale: string | null;
 
+  /** NULL: the default app (the environment's push credentials). */
+  @Column({ name: 'app_id', type: 'text', nullable: true })
+  appId: string | null;
+
   @Column({ name: 'last_seen_at', type: 'timestamptz' })
   lastSeenAt: Date;
 

@@ -11,7 +11,12 @@ export interface DeviceInput {
   timeZone?: string;
   appVersion?: string;
   locale?: string;
+  /** The device's app (its push credentials); 'default': the environment's; omitted: unchanged (new devices: default). */
+  appId?: string;
 }
+
+/** The app of a device that names none: the environment's credentials. Stored as NULL. */
+const DEFAULT_APP_ID = 'default';
 
 @Injectable()
 export class DevicesService {
@@ -40,11 +45,13 @@ export class DevicesService {
         userId,
         installationId,
       ]);
-      // xmax = 0 only for a row this statement inserted.
-      const [row] = await tx.query(
-        `INSERT INTO devices (user_id, installation_id, platform, push_token, active, deactivated_reason, deactivated_at,
-                              time_zone, app_version, locale, last_seen_at, created_at, updated_at)
-         VALUES ($1, $2, $3, $4, true, NULL, NULL, $5, $6, $7, $8, $8, $8)
+      const appId = input.appId === undefined || input.appId === DEFAULT_APP_ID ? null : input.appId;
+      // xmax = 0 only for a row this statement inserted. An app that does not exist fails the foreign key (below).
+      const [row] = await tx
+        .query(
+          `INSERT INTO devices (user_id, installation_id, platform, push_token, active, deactivated_reason, deactivated_at,
+                              time_zone, app_version, locale, last_seen_at, created_at, updated_at, app_id)
+         VALUES ($1, $2, $3, $4, true, NULL, NULL, $5, $6, $7, $8, $8, $8, $9)
          ON CONFLICT (user_id, installation_id) DO UPDATE SET
            platform = EXCLUDED.platform,
            push_token = EXCLUDED.push_token,
@@ -53,10 +60,28 @@ export class DevicesService {
            app_version = COALESCE(EXCLUDED.app_version, devices.app_version),
            locale = COALESCE(EXCLUDED.locale, devices.locale),
            last_seen_at = EXCLUDED.last_seen_at,
-           updated_at = EXCLUDED.updated_at
+           updated_at = EXCLUDED.updated_at,
+           app_id = CASE WHEN $10 THEN EXCLUDED.app_id ELSE devices.app_id END
          RETURNING id, (xmax = 0) AS created`,
-        [userId, installationId, input.platform, input.pushToken, timeZone ?? null, input.appVersion ?? null, input.locale ?? null, now],
-      );
+          [
+            userId,
+            installationId,
+            input.platform,
+            input.pushToken,
+            timeZone ?? null,
+            input.appVersion ?? null,
+            input.locale ?? null,
+            now,
+            appId,
+            input.appId !== undefined,
+          ],
+        )
+        .catch((error: unknown) => {
+          if (isForeignKeyViolation(error)) {
+            throw DomainError.invalid([{ path: 'appId', message: `appId names no app: create it with PUT /v1/ops/apps/${appId}` }]);
+          }
+          throw error;
+        });
 
       // Travel: the device is somewhere else. An alias of the user's zone is the same zone, not travel.
       if (timeZone && user.followDeviceTimeZone && timeZone !== canonicalZoneOrFail(user.timeZone)) {
@@ -75,4 +100,9 @@ export class DevicesService {
     const result = await this.dataSource.getRepository(DeviceEntity).delete({ userId, installationId });
     if (!result.affected) throw DomainError.notFound('The device');
   }
+}
+
+function isForeignKeyViolation(error: unknown): boolean {
+  const e = error as { code?: unknown; driverError?: { code?: unknown } } | null;
+  return e?.code === '23503' || e?.driverError?.code === '23503';
 }

@@ -1,7 +1,7 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { IsIn, IsOptional, IsString, Length, Matches } from 'class-validator';
 import type { DeviceEntity, Platform } from '@nudge/users';
-import { maskPushToken, PUSH_PLATFORMS } from '@nudge/push';
+import { APP_ID_PATTERN, DEFAULT_APP_ID, maskPushToken, PUSH_PLATFORMS } from '@nudge/push';
 import { IsIanaTimeZone, IsLocale } from '../http/validators.js';
 
 export class PutDeviceDto {
@@ -34,6 +34,18 @@ export class PutDeviceDto {
   @IsOptional()
   @IsLocale()
   locale?: string;
+
+  @ApiPropertyOptional({
+    example: 'shop-ios',
+    description:
+      'the app whose push credentials reach this device (PUT /v1/ops/apps/{appId}); `default`: the credentials of the environment; omitted: a new device gets the default app, a known one keeps its app',
+  })
+  @IsOptional()
+  @IsString()
+  @Matches(APP_ID_PATTERN, {
+    message: 'appId must be 1 to 64 lower-case letters, digits, ".", "_" or "-", starting with a letter or digit',
+  })
+  appId?: string;
 }
 
 export class DeviceDto {
@@ -45,6 +57,7 @@ export class DeviceDto {
   @ApiProperty({ nullable: true, type: String }) timeZone: string | null;
   @ApiProperty({ nullable: true, type: String }) appVersion: string | null;
   @ApiProperty({ nullable: true, type: String }) locale: string | null;
+  @ApiProperty({ example: 'default', description: 'the app whose credentials reach it; `default`: the environment’s' }) appId: string;
   @ApiProperty() lastSeenAt: string;
 
   static from(device: DeviceEntity): DeviceDto {
@@ -57,6 +70,7 @@ export class DeviceDto {
       timeZone: device.timeZone,
       appVersion: device.appVersion,
       locale: device.locale,
+      appId: device.appId ?? DEFAULT_APP_ID,
       lastSeenAt: device.lastSeenAt.toISOString(),
     };
   }

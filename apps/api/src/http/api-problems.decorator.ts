@@ -24,6 +24,7 @@ const DESCRIPTIONS: Record<number, string> = {
   409: 'conflict with the current state',
   413: 'body over 64 KiB',
   429: 'rate limited; see Retry-After',
+  503: 'a dependency is missing or unreachable (the detail says which); nothing was written',
 };
 
 /** Documents the problem+json answers an endpoint can give. */
