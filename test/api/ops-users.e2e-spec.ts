@@ -261,6 +261,11 @@ describe('ops: a user, delivery health and what is coming', () => {
       );
       return rows[0]!.n === 4;
     }, "dora's four pushes");
+    // A push is recorded sent before its job's completion is written: wait for that too, so that no page sees the job change.
+    await eventually(async () => {
+      const { rows } = await db.pool.query<{ n: number }>(`SELECT count(*)::int AS n FROM jobs WHERE status = 'running'`);
+      return rows[0]!.n === 0;
+    }, 'their jobs to finish');
 
     const whole = (await get('/v1/ops/users/dora/timeline')).body.items as Entry[];
     expect(whole.map((e) => [e.kind, e.at])).toEqual([

@@ -312,7 +312,9 @@ describe('push delivery end to end', () => {
     it('sim-hang-: at SEND_NOTIFICATION_TIMEOUT_SECONDS (30 s) the provider call is aborted and the job retries with backoff; nothing was sent', async () => {
       await user('n-hang', ['sim-hang-n1']);
       const jobId = await notify({ userId: 'n-hang' });
-      await eventually(async () => ((await jobRow(jobId)).status === 'running' ? true : undefined), 'the job to start');
+      // The ledger's `sending` row is written by the running handler, after its start (and timeout) were set on the
+      // clock below; the job's `running` status alone is set at claim, before the handler may have started.
+      await eventually(async () => ((await ledger(jobId)).some((r) => r.status === 'sending') ? true : undefined), 'the provider call');
       const startedAt = api.clock.now().getTime();
       api.clock.set(new Date(startedAt + 30_000)); // the worker checks its timeouts against the injected clock
       const row = await ran(jobId);
