@@ -6,3 +6,5 @@ export * from './load-config.js';
 export * from './logger.js';
 export * from './process-lifecycle.js';
 export * from './tracing.js';
+export * from './cursor.js';
+export * from './registered-metric.js';

@@ -1,4 +1,5 @@
 import { Counter, Gauge, type Registry } from 'prom-client';
+import { registeredMetric } from '@nudge/config';
 import { listProviderFailures } from './apps.repository.js';
 import { PUSH_PROVIDER_NAMES, type PushOutcomeKind, type PushProviderName, type SqlExecutor } from './push-provider.js';
 
@@ -46,7 +47,7 @@ export class PushMetrics {
         },
       });
     }
-    this.sends = registered(
+    this.sends = registeredMetric(
       registry,
       'nudge_push_sends_total',
       () =>
@@ -57,7 +58,7 @@ export class PushMetrics {
           registers: [registry],
         }),
     );
-    this.paceRate = registered(
+    this.paceRate = registeredMetric(
       registry,
       'nudge_push_pace_rate',
       () =>
@@ -78,9 +79,4 @@ export class PushMetrics {
   recordPace(provider: PushProviderName, app: string, rate: number | null): void {
     this.paceRate.set({ provider, app }, rate ?? Number.POSITIVE_INFINITY);
   }
-}
-
-/** The registry's metric of that name, or a new one: one per registry (the API and a worker in one process share it). */
-function registered<T>(registry: Registry, name: string, create: () => T): T {
-  return (registry.getSingleMetric(name) as T | undefined) ?? create();
 }

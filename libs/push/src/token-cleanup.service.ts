@@ -2,7 +2,7 @@ import { Inject, Injectable } from '@nestjs/common';
 import type pg from 'pg';
 import type { Logger } from 'pino';
 import { Counter, Registry } from 'prom-client';
-import { Clock, LOGGER } from '@nudge/config';
+import { Clock, LOGGER, registeredMetric } from '@nudge/config';
 import { PG_POOL, withTransaction } from '@nudge/database';
 import { recordEvents } from '@nudge/events';
 import { type ClaimedJob, enqueue, type QueryExecutor, queryRows } from '@nudge/queue';
@@ -38,14 +38,17 @@ export class TokenCleanupService {
     @Inject(LOGGER) private readonly logger: Logger,
     registry: Registry,
   ) {
-    this.removed =
-      (registry.getSingleMetric('nudge_tokens_removed_total') as Counter<'reason'> | undefined) ??
-      new Counter({
-        name: 'nudge_tokens_removed_total',
-        help: 'Devices deleted by token cleanup, by reason (deactivated: rejected by the provider; stale: not seen for inactiveDays)',
-        labelNames: ['reason'],
-        registers: [registry],
-      });
+    this.removed = registeredMetric(
+      registry,
+      'nudge_tokens_removed_total',
+      () =>
+        new Counter({
+          name: 'nudge_tokens_removed_total',
+          help: 'Devices deleted by token cleanup, by reason (deactivated: rejected by the provider; stale: not seen for inactiveDays)',
+          labelNames: ['reason'],
+          registers: [registry],
+        }),
+    );
   }
 
   /** Queues a cleanup now, in the caller's transaction if given; returns its job id. */

@@ -2,7 +2,7 @@ import { Inject, Injectable } from '@nestjs/common';
 import type pg from 'pg';
 import type { Logger } from 'pino';
 import { Counter, Registry } from 'prom-client';
-import { Clock, LOGGER } from '@nudge/config';
+import { Clock, LOGGER, registeredMetric } from '@nudge/config';
 import { PG_POOL, withTransaction } from '@nudge/database';
 import { queryRows } from '@nudge/queue';
 import { OccurrenceScheduler } from './occurrence-scheduler.js';
@@ -31,13 +31,16 @@ export class ReminderSweep {
     @Inject(LOGGER) private readonly logger: Logger,
     registry: Registry,
   ) {
-    this.repaired =
-      (registry.getSingleMetric('nudge_reminder_sweep_repaired_total') as Counter | undefined) ??
-      new Counter({
-        name: 'nudge_reminder_sweep_repaired_total',
-        help: 'Enabled reminders the sweep found without a pending job and re-enqueued',
-        registers: [registry],
-      });
+    this.repaired = registeredMetric(
+      registry,
+      'nudge_reminder_sweep_repaired_total',
+      () =>
+        new Counter({
+          name: 'nudge_reminder_sweep_repaired_total',
+          help: 'Enabled reminders the sweep found without a pending job and re-enqueued',
+          registers: [registry],
+        }),
+    );
   }
 
   readonly handle = async (): Promise<void> => {

@@ -1,7 +1,7 @@
 import { Injectable, type OnModuleInit } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { type DataSource, type EntityManager, IsNull, Not } from 'typeorm';
-import { Clock, DomainError } from '@nudge/config';
+import { Clock, decodeCursor, DomainError, encodeCursor, invalidCursor } from '@nudge/config';
 import { localizedFields, mergePushOptions, resolveInterruptionLevel } from '@nudge/push';
 import { canonicalZoneOrFail, optionalCategory, UserEntity, UserEvents, UsersService } from '@nudge/users';
 import { OccurrenceScheduler } from './occurrence-scheduler.js';
@@ -85,7 +85,7 @@ export class RemindersService implements OnModuleInit {
 
   async list(userId: string, limit: number, cursor?: string): Promise<ReminderPage> {
     const user = await this.users.get(userId);
-    const after = cursor ? decodeCursor(cursor) : null;
+    const after = cursor ? positionOf(cursor) : null;
     const rows = await this.dataSource
       .getRepository(ReminderEntity)
       .createQueryBuilder('r')
@@ -102,7 +102,7 @@ export class RemindersService implements OnModuleInit {
     );
     return {
       items: page.map((r) => toReminderView(r, user.timeZone, nextOf(pending.get(r.id)))),
-      nextCursor: rows.length > limit ? encodeCursor(page[page.length - 1]!) : null,
+      nextCursor: rows.length > limit ? cursorOf(page[page.length - 1]!) : null,
     };
   }
 
@@ -188,18 +188,14 @@ export class RemindersService implements OnModuleInit {
 
 const nextOf = (row: { dueAt: Date } | undefined) => (row ? { at: row.dueAt } : null);
 
-function encodeCursor(reminder: ReminderEntity): string {
-  return Buffer.from(JSON.stringify([reminder.createdAt.toISOString(), reminder.id])).toString('base64url');
+function cursorOf(reminder: ReminderEntity): string {
+  return encodeCursor([reminder.createdAt.toISOString(), reminder.id]);
 }
 
-function decodeCursor(cursor: string): { createdAt: string; id: string } {
-  try {
-    const [createdAt, id] = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8'));
-    if (typeof createdAt === 'string' && !Number.isNaN(Date.parse(createdAt)) && typeof id === 'string' && UUID.test(id)) {
-      return { createdAt, id };
-    }
-  } catch {
-    // fall through
+function positionOf(cursor: string): { createdAt: string; id: string } {
+  const [createdAt, id] = decodeCursor(cursor, 2);
+  if (typeof createdAt === 'string' && !Number.isNaN(Date.parse(createdAt)) && typeof id === 'string' && UUID.test(id)) {
+    return { createdAt, id };
   }
-  throw DomainError.invalid([{ path: 'cursor', message: 'cursor is not one this API returned' }]);
+  throw invalidCursor();
 }

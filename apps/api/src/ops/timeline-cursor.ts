@@ -1,4 +1,4 @@
-import { DomainError } from '@nudge/config';
+import { decodeCursor, encodeCursor, invalidCursor } from '@nudge/config';
 
 // The order of a user's timeline, newest first: by instant, then occurrences
 // before notifications, then by key (an occurrence's `<reminderId>:<localDate>`
@@ -28,30 +28,20 @@ export function compareTimeline(a: TimelinePosition, b: TimelinePosition): numbe
 }
 
 export function encodeTimelineCursor(position: TimelinePosition): string {
-  return Buffer.from(JSON.stringify([position.at.getTime(), position.kind === 'occurrence' ? 'o' : 'n', position.key])).toString(
-    'base64url',
-  );
+  return encodeCursor([position.at.getTime(), position.kind === 'occurrence' ? 'o' : 'n', position.key]);
 }
 
 const OCCURRENCE_KEY = /^[0-9a-f-]{36}:\d{4}-\d{2}-\d{2}$/;
 const JOB_ID = /^[1-9]\d{0,18}$/;
 
 export function decodeTimelineCursor(cursor: string): TimelinePosition {
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8'));
-  } catch {
-    parsed = null;
+  const [t, k, key] = decodeCursor(cursor, 3);
+  const at = typeof t === 'number' ? new Date(t) : null;
+  if (at && !Number.isNaN(at.getTime()) && typeof key === 'string') {
+    if (k === 'o' && OCCURRENCE_KEY.test(key)) return { at, kind: 'occurrence', key };
+    if (k === 'n' && JOB_ID.test(key)) return { at, kind: 'notification', key };
   }
-  if (Array.isArray(parsed) && parsed.length === 3) {
-    const [t, k, key] = parsed as unknown[];
-    const at = typeof t === 'number' ? new Date(t) : null;
-    if (at && !Number.isNaN(at.getTime()) && typeof key === 'string') {
-      if (k === 'o' && OCCURRENCE_KEY.test(key)) return { at, kind: 'occurrence', key };
-      if (k === 'n' && JOB_ID.test(key)) return { at, kind: 'notification', key };
-    }
-  }
-  throw DomainError.invalid([{ path: 'cursor', message: 'cursor is not one this API returned' }]);
+  throw invalidCursor();
 }
 
 /**

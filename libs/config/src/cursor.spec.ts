@@ -1,0 +1,25 @@
+import { describe, expect, it } from 'vitest';
+import { decodeCursor, encodeCursor } from './cursor.js';
+import { DomainError } from './domain-error.js';
+
+describe('page cursors', () => {
+  it('give back the key they were made of', () => {
+    const key = ['2026-03-01T08:00:00.000Z', '7b0e6f5e-1111-4222-8333-944455556666'];
+    expect(decodeCursor(encodeCursor(key), 2)).toEqual(key);
+    expect(encodeCursor(key)).toMatch(/^[A-Za-z0-9_-]+$/);
+  });
+
+  it('refuse what no list handed out, as invalid input naming cursor (a 400)', () => {
+    for (const bad of ['', 'not-base64-json', encodeCursor(['only one']), Buffer.from('{"a":1}').toString('base64url')]) {
+      let error: unknown;
+      try {
+        decodeCursor(bad, 2);
+      } catch (e) {
+        error = e;
+      }
+      expect(error, bad).toBeInstanceOf(DomainError);
+      expect((error as DomainError).code).toBe('invalid_input');
+      expect((error as DomainError).errors).toEqual([{ path: 'cursor', message: 'cursor is not one this API returned' }]);
+    }
+  });
+});
