@@ -2,6 +2,7 @@ import { copyFileSync, mkdirSync } from 'node:fs';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { ALICE_PHONE_TOKEN, ALICE_TABLET_TOKEN, buildOpsUserWeek, WEEK_END } from '../factories/ops-user-week.js';
+import { clearProviderFailures, markProvidersFailing } from '@nudge/push';
 import { launchTestBrowser, type TestBrowser } from '../support/browser.js';
 import { createTestDatabase, type TestDatabase } from '../support/database.js';
 import { eventually, startTestApi, type TestApi } from '../support/api-app.js';
@@ -54,6 +55,26 @@ describe.skipIf(CHROMIUM === null)(CHROMIUM === null ? `${TITLE} (skipped: ${inj
     const answers = (await page.locator('#answers-table tbody').textContent()) ?? '';
     expect(answers).toContain('transient: simulated: 500 InternalServerError');
     expect(answers).toContain('simulated: token is not registered');
+  });
+
+  it("lists the providers that rejected an app's credentials, as the worker marked them, and none once cleared", async () => {
+    await expect.poll(() => page.locator('#failing-empty').isVisible(), { timeout: 15_000 }).toBe(true);
+    expect(await page.locator('#failing-table tbody tr').count()).toBe(0);
+    // The mark the worker writes (through this function) when APNs answers 403 InvalidProviderToken for the
+    // environment's credentials; test/push/app-credentials.e2e-spec.ts drives that through the real client and a fake APNs.
+    await markProvidersFailing(
+      db.pool,
+      [{ appId: 'default', provider: 'apns', reason: '403 InvalidProviderToken', appVersion: 0 }],
+      new Date(WEEK_END),
+    );
+    await page.reload();
+    const row = page.locator('#failing-table tbody tr[data-app="default"][data-provider="apns"]');
+    await expect.poll(() => row.count(), { timeout: 15_000 }).toBe(1);
+    expect(await row.textContent()).toContain('403 InvalidProviderToken');
+    expect(await row.locator('[data-label="Provider"]').textContent()).toBe('apns (alert)');
+    await clearProviderFailures(db.pool, [{ appId: 'default', provider: 'apns' }]);
+    await page.reload();
+    await expect.poll(() => page.locator('#failing-empty').isVisible(), { timeout: 15_000 }).toBe(true);
   });
 
   it("shows what is coming: the next day's jobs per minute, with the 08:00 herd as the busiest minute", async () => {

@@ -42,6 +42,7 @@ export function opsClient(token) {
     user: (id) => call('GET', `/v1/ops/users/${encodeURIComponent(id)}`),
     timeline: (id, cursor) => call('GET', `/v1/ops/users/${encodeURIComponent(id)}/timeline?${new URLSearchParams({ cursor })}`),
     health: () => call('GET', '/v1/ops/delivery-health'),
+    apps: () => call('GET', '/v1/ops/apps'),
     upcoming: () => call('GET', '/v1/ops/upcoming'),
   };
 }

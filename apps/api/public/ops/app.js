@@ -2,7 +2,7 @@
 // textContent only, so nothing from a job (errors, payloads) is ever parsed as HTML.
 import { ApiError, opsClient } from './api.js';
 import { lineChart } from './chart.js';
-import { clearDelivery, renderHealth, renderUpcoming } from './delivery-view.js';
+import { clearDelivery, renderFailing, renderHealth, renderUpcoming } from './delivery-view.js';
 import { $, cell, fillFields } from './dom.js';
 import { createUserView } from './user-view.js';
 
@@ -115,6 +115,7 @@ async function refresh() {
   renderQueue(stats);
   renderCharts(stats);
   renderHealth(await client.health());
+  renderFailing(await client.apps());
   if (Date.now() - state.upcomingAt >= UPCOMING_MS) {
     renderUpcoming(await client.upcoming());
     state.upcomingAt = Date.now();

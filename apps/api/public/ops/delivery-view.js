@@ -62,6 +62,25 @@ export function renderHealth(health) {
   fillTable('answers-table', 'answers-empty', answers);
 }
 
+/** The (app, provider) pairs whose credentials a provider rejected, from GET /v1/ops/apps. */
+export function renderFailing(apps) {
+  const marks = [
+    ...apps.defaultApp.failing.map((f) => ({ app: 'default', ...f })),
+    ...apps.apps.flatMap((a) => a.failing.map((f) => ({ app: a.id, ...f }))),
+  ];
+  const rows = marks.map((m) => {
+    const tr = document.createElement('tr');
+    tr.dataset.app = m.app;
+    tr.dataset.provider = m.provider;
+    headerCell(tr, 'App', m.app);
+    cell(tr, 'Provider', m.provider, 'alert');
+    cell(tr, 'Since', clock(m.since));
+    cell(tr, 'Answer', m.reason).classList.add('error-text');
+    return tr;
+  });
+  fillTable('failing-table', 'failing-empty', rows);
+}
+
 export function renderUpcoming(upcoming) {
   const from = Math.floor(Date.parse(upcoming.from) / MINUTE) * MINUTE;
   const to = Date.parse(upcoming.to);
@@ -107,7 +126,7 @@ export function renderUpcoming(upcoming) {
 }
 
 export function clearDelivery() {
-  for (const id of ['providers-table', 'answers-table', 'peaks-table']) $(id).tBodies[0].replaceChildren();
+  for (const id of ['providers-table', 'answers-table', 'failing-table', 'peaks-table']) $(id).tBodies[0].replaceChildren();
   for (const id of ['provider-charts', 'chart-upcoming']) $(id).replaceChildren();
   $('upcoming-total').textContent = '';
 }
