@@ -1,3 +1,4 @@
+import { rowsOf } from '@nudge/queue';
 import { DEFAULT_PACE_SETTINGS, type PaceGrant, type PaceSettings, type PaceState } from './pace.js';
 import type { SqlExecutor } from './push-provider.js';
 
@@ -8,8 +9,6 @@ import type { SqlExecutor } from './push-provider.js';
 // provider, shared by hosts whose clocks may differ, and a test's pinned
 // calendar clock must not stop it from refilling. Tests pass $now to check
 // the SQL against pace.ts.
-
-const rowsOf = <T>(result: unknown): T[] => (Array.isArray(result) ? (result as T[]) : ((result as { rows?: T[] })?.rows ?? []));
 
 // The bucket locked and brought to its instant `t`: the statement's `now_at`,
 // or the bucket's last refresh if that is later (a Retry-After not yet over,

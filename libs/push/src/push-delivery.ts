@@ -1,8 +1,9 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Context } from '@opentelemetry/api';
+import type { Clock } from '@nudge/config';
 import { inTransaction } from '@nudge/database';
 import { type NewEvent, recordEvents } from '@nudge/events';
-import { SnoozeJob, tracingEnabled, TransientJobError } from '@nudge/queue';
+import { rowsOf, SnoozeJob, tracingEnabled, TransientJobError } from '@nudge/queue';
 import { AppProviders } from './app-providers.js';
 import { clearProviderFailures, markProvidersFailing } from './apps.repository.js';
 import { collapseIdFor } from './collapse-id.js';
@@ -99,10 +100,6 @@ interface LedgerDevice {
   failures: { provider: string; reason: string; since: string; checkedAt: string; appVersion: number }[] | null;
 }
 
-export interface DeliveryClock {
-  now(): Date;
-}
-
 export interface SkipRecord {
   jobId: string;
   userId: string;
@@ -136,8 +133,6 @@ export function failingWaitMs(since: Date, checkedAt: Date): number {
  */
 const MARKS_FAILING = (provider: string) => provider !== 'webpush';
 
-const rowsOf = <T>(result: unknown): T[] => (Array.isArray(result) ? (result as T[]) : ((result as { rows?: T[] })?.rows ?? []));
-
 // One send this call makes: the request, the device and the summary it counts in.
 interface Send {
   request: DeliveryRequest;
@@ -161,7 +156,7 @@ export class PushDelivery {
   constructor(
     private readonly db: SqlExecutor,
     providers: PushProviders | AppProviders,
-    private readonly clock: DeliveryClock,
+    private readonly clock: Clock,
     private readonly metrics?: PushMetrics,
     /** Without one, nothing is paced. */
     private readonly pacer?: PushPacer,

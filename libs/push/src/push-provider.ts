@@ -1,3 +1,4 @@
+import type { QueryExecutor } from '@nudge/queue';
 import type { PushOptions } from './push-options.js';
 
 // The port every push adapter implements. Workers hand it one message for one
@@ -72,7 +73,5 @@ export interface PushProvider {
   close(): Promise<void>;
 }
 
-/** The smallest database surface the push lib needs: a pg Pool, PoolClient or Client fits. */
-export interface SqlExecutor {
-  query(sql: string, params?: unknown[]): Promise<unknown>;
-}
+/** The database surface the push lib needs: the queue's executor (a pg Pool, PoolClient or Client, a TypeORM manager). */
+export type SqlExecutor = QueryExecutor;
