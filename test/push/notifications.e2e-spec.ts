@@ -6,6 +6,7 @@ import { collapseIdFor, NotificationsService } from '@nudge/push';
 import { createTestDatabase, type TestDatabase } from '../support/database.js';
 import { eventually, startTestApi, type TestApi } from '../support/api-app.js';
 import { alternatingDevices, makeUser } from '../factories/user.js';
+import { simulatedPushesTo } from '../support/simulated-pushes.js';
 
 // Event notifications and every simulated-provider path end to end: HTTP in,
 // the real worker in the same process, a real PostgreSQL, the simulated
@@ -73,13 +74,8 @@ describe('push delivery end to end', () => {
     return ran(row.id, row);
   }
 
-  const pushesTo = async (token: string) =>
-    (
-      await db.pool.query<{ collapse_id: string; title: string; outcome: string }>(
-        `SELECT collapse_id, title, outcome FROM simulated_pushes WHERE push_token = $1 ORDER BY id`,
-        [token],
-      )
-    ).rows;
+  const pushesTo = (token: string) =>
+    simulatedPushesTo<{ collapse_id: string; title: string; outcome: string }>(db.pool, token, 'collapse_id, title, outcome');
 
   const ledger = async (jobId: string) =>
     (

@@ -3,6 +3,7 @@ import { collapseIdFor } from '@nudge/push';
 import { createTestDatabase, type TestDatabase } from '../support/database.js';
 import { eventually, startTestApi, type TestApi } from '../support/api-app.js';
 import { makeUser } from '../factories/user.js';
+import { simulatedPushesTo } from '../support/simulated-pushes.js';
 
 // Occurrences as a user lives them, through HTTP and the real worker on a
 // pinned clock: quiet hours of any length, travel both ways, edits while an
@@ -50,14 +51,13 @@ describe('occurrences', () => {
       )
     ).rows;
 
-  const pushes = async (token: string) =>
-    // created_at: the simulated provider records the injected clock.
-    (
-      await db.pool.query<{ title: string; occurrence: string; collapse_id: string; created_at: Date }>(
-        `SELECT title, data->>'occurrence' AS occurrence, collapse_id, created_at FROM simulated_pushes WHERE push_token = $1 ORDER BY id`,
-        [token],
-      )
-    ).rows;
+  // created_at: the simulated provider records the injected clock.
+  const pushes = (token: string) =>
+    simulatedPushesTo<{ title: string; occurrence: string; collapse_id: string; created_at: Date }>(
+      db.pool,
+      token,
+      `title, data->>'occurrence' AS occurrence, collapse_id, created_at`,
+    );
 
   /** Moves the clock to `at` and waits until the job has run (finished, or back in the queue for later). */
   async function runAt(job: JobRow, at: string): Promise<JobRow> {

@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDatabase, type TestDatabase } from '../support/database.js';
 import { eventually, startTestApi, type TestApi } from '../support/api-app.js';
 import { makeUser } from '../factories/user.js';
+import { simulatedPushesTo } from '../support/simulated-pushes.js';
 
 // Category preferences as a user lives them, through HTTP and the real worker
 // on a pinned clock: the API (PUT/GET/DELETE, validation, scoping), a
@@ -58,13 +59,12 @@ describe('category preferences', () => {
 
   const runAtOf = async (reminderId: string) => (await pending(reminderId))[0]?.run_at.toISOString();
 
-  const pushes = async (token: string) =>
-    (
-      await db.pool.query<{ title: string; occurrence: string | null; created_at: Date }>(
-        `SELECT title, data->>'occurrence' AS occurrence, created_at FROM simulated_pushes WHERE push_token = $1 ORDER BY id`,
-        [token],
-      )
-    ).rows;
+  const pushes = (token: string) =>
+    simulatedPushesTo<{ title: string; occurrence: string | null; created_at: Date }>(
+      db.pool,
+      token,
+      `title, data->>'occurrence' AS occurrence, created_at`,
+    );
 
   const ledger = async (jobId: string) =>
     (await db.pool.query(`SELECT status, skip_reason FROM push_deliveries WHERE job_id = $1 ORDER BY id`, [jobId])).rows;

@@ -5,6 +5,7 @@ import { collapseIdFor } from '@nudge/push';
 import { ReminderSweep } from '@nudge/reminders';
 import { eventually, startTestApi, type TestApi } from '../support/api-app.js';
 import { makeUser } from '../factories/user.js';
+import { simulatedPushesTo } from '../support/simulated-pushes.js';
 
 // Reminders end to end: HTTP in, a real worker in the same process, a real
 // PostgreSQL, the simulated push provider, and a pinned clock that the test
@@ -46,9 +47,7 @@ describe('reminders end to end', () => {
 
   const queued = async (reminderId: string) => (await jobsOf(reminderId)).filter((j) => j.status === 'queued');
 
-  async function pushesTo(token: string): Promise<{ title: string; collapse_id: string }[]> {
-    return (await db.pool.query(`SELECT title, collapse_id FROM simulated_pushes WHERE push_token = $1 ORDER BY id`, [token])).rows;
-  }
+  const pushesTo = (token: string) => simulatedPushesTo<{ title: string; collapse_id: string }>(db.pool, token, 'title, collapse_id');
 
   /** Moves the clock to `at` and waits until the worker has finished the job. */
   async function runJobAt(job: JobView, at: Date | string): Promise<JobView> {
