@@ -1,5 +1,6 @@
-// `npm run bench` (`-- --quick` for CI): Nudge's queue against pg-boss and
-// graphile-worker, the reminder pipeline end to end, nextOccurrence, and the
+// `npm run bench` (`-- --quick` for CI): Nudge's queue against pg-boss 12 and
+// graphile-worker 0.18 (installed on first use and run on Node 22, see
+// queue/peers/runtime.ts), the reminder pipeline end to end, nextOccurrence, and the
 // HTTP API. One PostgreSQL server for everything (embedded in a temporary
 // folder, or BENCH_DATABASE_URL); every figure is the median of at least
 // three runs, the systems interleaved run by run. Prints a markdown table,
