@@ -1,5 +1,6 @@
-// `npm run bench` (`-- --quick` for CI): Nudge's queue against pg-boss and
-// graphile-worker, the reminder pipeline end to end, nextOccurrence, and the
+// `npm run bench` (`-- --quick` for CI): Nudge's queue against pg-boss 12 and
+// graphile-worker 0.18 (installed on first use and run on Node 22, see
+// queue/peers/runtime.ts), the reminder pipeline end to end, nextOccurrence, and the
 // HTTP API. One PostgreSQL server for everything (embedded in a temporary
 // folder, or BENCH_DATABASE_URL); every figure is the median of at least
 // three runs, the systems interleaved run by run. Prints a markdown table,
@@ -17,16 +18,18 @@ import { resolve } from 'node:path';
 import { apiBench, type ApiFigures } from './api/api.bench.js';
 import { clientsBench, type ClientFigures } from './push/clients.bench.js';
 import { drain, enqueueRates, latency, type DrainFigures, type EnqueueFigures, type LatencyFigures } from './queue/queue.bench.js';
+import { peerRuntime, type PeerRuntime } from './queue/peers/runtime.js';
 import {
   GRAPHILE,
   NUDGE,
   NUDGE_SYNC,
   openClient,
-  PGBOSS_100,
-  PGBOSS_1000,
-  SYSTEMS,
+  PEERS,
+  PGBOSS,
+  type PeerName,
   type QueueClient,
   type SystemName,
+  type Variant,
 } from './queue/systems.js';
 import { reminderPipeline, type PipelineFigures } from './reminders/pipeline.bench.js';
 import type { SchedulingConfig, SchedulingResult } from './scheduling/next-occurrence.worker.js';
@@ -74,7 +77,7 @@ export interface Figure {
   figure: string;
   unit: string;
   nudge: number;
-  peers: Partial<Record<'pg-boss' | 'graphile-worker', number>>;
+  peers: Partial<Record<PeerName, number>>;
   target: string | null;
   met: boolean | null;
 }
@@ -101,12 +104,14 @@ async function main(): Promise<void> {
     loadAverageAtStart: loadavg().map((l) => Number(l.toFixed(2))),
     loadAverageAtEnd: [] as number[],
     node: process.version,
+    /** The Node the peers run on (they need >= 22), in their own child processes. */
+    peersNode: null as string | null,
     postgres: '',
     embeddedPostgres: true,
     versions: {
       nudge: packageVersion('nudge'),
-      'pg-boss': packageVersion('pg-boss'),
-      'graphile-worker': packageVersion('graphile-worker'),
+      'pg-boss': 'not run',
+      'graphile-worker': 'not run',
       autocannon: packageVersion('autocannon'),
     },
     commit: gitCommit(),
@@ -118,6 +123,17 @@ async function main(): Promise<void> {
   environment.embeddedPostgres = server.embedded;
   log(`${environment.cores} cores, load ${environment.loadAverageAtStart.join(' ')}, ${server.version}, Node ${process.version}`);
 
+  const queueSections = only.has('drain') || only.has('latency') || only.has('enqueue');
+  // The peers on Node 22 from their cache folder; null (logged) when they cannot be installed.
+  const peers: PeerRuntime | null = queueSections ? peerRuntime(log) : null;
+  if (peers) {
+    Object.assign(environment.versions, peers.versions);
+    environment.peersNode = peers.nodeVersion;
+  } else if (queueSections) {
+    environment.versions['pg-boss'] = environment.versions['graphile-worker'] = 'unavailable';
+  }
+  const systems: SystemName[] = ['nudge', ...(peers ? PEERS : [])];
+  const available = (variants: Variant[]) => variants.filter((v) => systems.includes(v.system));
   const clients = new Map<SystemName, QueueClient>();
   let drainF: DrainFigures | undefined;
   let latencyF: LatencyFigures | undefined;
@@ -127,21 +143,21 @@ async function main(): Promise<void> {
   let apiF: ApiFigures | undefined;
   let clientsF: ClientFigures | undefined;
   try {
-    if (only.has('drain') || only.has('latency') || only.has('enqueue')) {
-      for (const system of SYSTEMS)
-        clients.set(system, await openClient(system, await freshDatabase(server.adminUrl, `bench_${system.replace('-', '_')}`)));
+    if (queueSections) {
+      for (const system of systems)
+        clients.set(system, await openClient(system, await freshDatabase(server.adminUrl, `bench_${system.replace('-', '_')}`), peers));
     }
     if (only.has('drain')) {
       log(`drain: ${SIZES.drainJobs} no-op jobs, ${RUNS} runs per configuration`);
-      drainF = await drain(clients, [NUDGE, NUDGE_SYNC, PGBOSS_100, PGBOSS_1000, GRAPHILE], SIZES.drainJobs, RUNS, log);
+      drainF = await drain(clients, available([NUDGE, NUDGE_SYNC, PGBOSS, GRAPHILE]), SIZES.drainJobs, RUNS, peers, log);
     }
     if (only.has('latency')) {
       log(`latency: ${SIZES.latencyJobs} single enqueues ${LATENCY_GAP_MS} ms apart to an idle worker`);
-      latencyF = await latency(clients, [NUDGE, PGBOSS_100, GRAPHILE], SIZES.latencyJobs, LATENCY_GAP_MS, RUNS, log);
+      latencyF = await latency(clients, available([NUDGE, PGBOSS, GRAPHILE]), SIZES.latencyJobs, LATENCY_GAP_MS, RUNS, peers, log);
     }
     if (only.has('enqueue')) {
       log(`enqueue: ${SIZES.single} one at a time, ${SIZES.bulk} in calls of ${BULK_CHUNK}`);
-      enqueueF = await enqueueRates(clients, [...SYSTEMS], SIZES.single, SIZES.bulk, BULK_CHUNK, RUNS, log);
+      enqueueF = await enqueueRates(clients, systems, SIZES.single, SIZES.bulk, BULK_CHUNK, RUNS, log);
     }
     for (const client of clients.values()) await client.close();
     clients.clear();
@@ -220,56 +236,36 @@ function buildFigures(f: {
   }
   if (f.drainF) {
     const m = f.drainF.median;
-    const pgBoss = Math.max(m[PGBOSS_100.id]!, m[PGBOSS_1000.id]!);
-    const best = Math.max(pgBoss, m[GRAPHILE.id]!);
+    const peers = peerFigures({ 'pg-boss': m[PGBOSS.id], 'graphile-worker': m[GRAPHILE.id] });
+    const best = bestOf(peers, Math.max);
     const jobs = SIZES.drainJobs % 1000 === 0 ? `${SIZES.drainJobs / 1000}k` : String(SIZES.drainJobs);
-    const peers = { 'pg-boss': round(pgBoss), 'graphile-worker': round(m[GRAPHILE.id]!) };
-    out.push({
-      figure: `Drain ${jobs} no-op jobs, one worker process — Nudge default (worker commits with synchronous_commit off)`,
-      unit: 'jobs/s',
-      nudge: round(m[NUDGE.id]!),
-      peers,
-      target: `≥ 1.5× best peer (${Math.round(1.5 * best)})`,
-      met: m[NUDGE.id]! >= 1.5 * best,
-    });
-    out.push({
-      figure: `Drain ${jobs} no-op jobs — Nudge with synchronousCommit: true (like the peers)`,
-      unit: 'jobs/s',
-      nudge: round(m[NUDGE_SYNC.id]!),
-      peers,
-      target: `≥ 1.5× best peer (${Math.round(1.5 * best)})`,
-      met: m[NUDGE_SYNC.id]! >= 1.5 * best,
-    });
-    out.push({
-      figure: 'Drain — pg-boss at batchSize 100',
-      unit: 'jobs/s',
-      nudge: round(m[NUDGE.id]!),
-      peers: { 'pg-boss': round(m[PGBOSS_100.id]!) },
-      target: null,
-      met: null,
-    });
-    out.push({
-      figure: 'Drain — pg-boss at batchSize 1000',
-      unit: 'jobs/s',
-      nudge: round(m[NUDGE.id]!),
-      peers: { 'pg-boss': round(m[PGBOSS_1000.id]!) },
-      target: null,
-      met: null,
-    });
+    for (const [variant, figure] of [
+      [NUDGE, `Drain ${jobs} no-op jobs, one worker process — Nudge default (worker commits with synchronous_commit off)`],
+      [NUDGE_SYNC, `Drain ${jobs} no-op jobs — Nudge with synchronousCommit: true (like the peers)`],
+    ] as const) {
+      out.push({
+        figure,
+        unit: 'jobs/s',
+        nudge: round(m[variant.id]!),
+        peers,
+        target: best === null ? null : `≥ 1.5× best peer (${Math.round(1.5 * best)})`,
+        met: best === null ? null : m[variant.id]! >= 1.5 * best,
+      });
+    }
   }
   if (f.latencyF) {
     const m = f.latencyF.median;
     for (const p of ['p50', 'p95', 'p99', 'max'] as const) {
       const nudge = m[NUDGE.id]![p];
-      const graphile = m[GRAPHILE.id]![p];
-      const targeted = p === 'p50' || p === 'p99';
+      const peers = peerFigures({ 'pg-boss': m[PGBOSS.id]?.[p], 'graphile-worker': m[GRAPHILE.id]?.[p] }, 1);
+      const best = p === 'p50' || p === 'p99' ? bestOf(peers, Math.min) : null;
       out.push({
         figure: `Latency enqueue → handler start, ${p} (idle worker)`,
         unit: 'ms',
         nudge: round(nudge, 1),
-        peers: { 'pg-boss': round(m[PGBOSS_100.id]![p], 1), 'graphile-worker': round(graphile, 1) },
-        target: targeted ? `< graphile-worker (${graphile.toFixed(1)})` : null,
-        met: targeted ? nudge < graphile : null,
+        peers,
+        target: best === null ? null : `< best peer (${best})`,
+        met: best === null ? null : nudge < best,
       });
     }
   }
@@ -278,18 +274,20 @@ function buildFigures(f: {
     out.push({
       figure: 'Enqueue one at a time (enqueue / send / addJob)',
       unit: 'jobs/s',
-      nudge: round(e.single.nudge),
-      peers: { 'pg-boss': round(e.single['pg-boss']), 'graphile-worker': round(e.single['graphile-worker']) },
+      nudge: round(e.single.nudge!),
+      peers: peerFigures(e.single),
       target: null,
       met: null,
     });
+    const bulkPeers = peerFigures(e.bulk);
+    const best = bestOf(bulkPeers, Math.max);
     out.push({
       figure: `Enqueue in bulk, ${BULK_CHUNK} per call (enqueueMany / insert / addJobs)`,
       unit: 'jobs/s',
-      nudge: round(e.bulk.nudge),
-      peers: { 'pg-boss': round(e.bulk['pg-boss']), 'graphile-worker': round(e.bulk['graphile-worker']) },
-      target: `≥ graphile-worker add_jobs (${Math.round(e.bulk['graphile-worker'])})`,
-      met: e.bulk.nudge >= e.bulk['graphile-worker'],
+      nudge: round(e.bulk.nudge!),
+      peers: bulkPeers,
+      target: best === null ? null : `≥ 1.2× best peer (${Math.round(1.2 * best)})`,
+      met: best === null ? null : e.bulk.nudge! >= 1.2 * best,
     });
   }
   if (f.remindersF) {
@@ -387,6 +385,19 @@ function buildFigures(f: {
   return out;
 }
 
+/** The peers' figures that were measured (a peer that did not run has none). */
+function peerFigures(values: Partial<Record<string, number>>, digits = 0): Figure['peers'] {
+  const out: Figure['peers'] = {};
+  for (const peer of PEERS) if (values[peer] !== undefined) out[peer] = round(values[peer], digits);
+  return out;
+}
+
+/** The best peer's figure (Math.max for rates, Math.min for latencies), null when no peer ran. */
+function bestOf(peers: Figure['peers'], pick: (...values: number[]) => number): number | null {
+  const values = Object.values(peers);
+  return values.length === 0 ? null : pick(...values);
+}
+
 function markdownTable(
   figures: Figure[],
   env: {
@@ -394,6 +405,7 @@ function markdownTable(
     loadAverageAtStart: number[];
     loadAverageAtEnd: number[];
     node: string;
+    peersNode: string | null;
     postgres: string;
     versions: Record<string, string>;
     mode: string;
@@ -403,7 +415,8 @@ function markdownTable(
   const fmt = (v: number | undefined) => (v === undefined ? '—' : v >= 1000 ? Math.round(v).toLocaleString('en-US') : String(v));
   const lines = [
     `Nudge ${env.versions.nudge} vs pg-boss ${env.versions['pg-boss']} and graphile-worker ${env.versions['graphile-worker']} — ${env.mode} run, ${env.date.slice(0, 16)}Z, ` +
-      `${env.cores} cores, load average ${env.loadAverageAtStart.join('/')} at start and ${env.loadAverageAtEnd.join('/')} at end, Node ${env.node}, ${env.postgres}. Medians of ${RUNS} interleaved runs.`,
+      `${env.cores} cores, load average ${env.loadAverageAtStart.join('/')} at start and ${env.loadAverageAtEnd.join('/')} at end, Node ${env.node}` +
+      `${env.peersNode ? ` (the peers on Node ${env.peersNode})` : ''}, ${env.postgres}. Medians of ${RUNS} interleaved runs.`,
     '',
     '| figure | unit | Nudge | pg-boss | graphile-worker | target | met |',
     '|---|---|---:|---:|---:|---|---|',

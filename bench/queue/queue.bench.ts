@@ -1,21 +1,14 @@
 // Drain, latency and enqueue: Nudge against pg-boss and graphile-worker,
 // interleaved run by run (A B C A B C …) on one PostgreSQL server.
-import { spawnBenchScript, epochMs } from '../support/child.js';
+import type { PeerRuntime } from './peers/runtime.js';
 import { distribution, median, type Distribution } from '../support/stats.js';
-import type { DrainResult, LatencyResult, QueueWorkerConfig } from './queue.worker.js';
-import { type QueueClient, type SystemName, type Variant } from './systems.js';
+import type { DrainResult, LatencyResult } from './queue.worker.js';
+import { spawnWorker, type QueueClient, type SystemName, type Variant } from './systems.js';
 
-const WORKER_SCRIPT = 'bench/queue/queue.worker.ts';
+// Drain's bulk load: not timed, the calls as large as every system takes well.
 const BULK_CHUNK = 5000;
 
 export type Log = (line: string) => void;
-
-async function bulkLoad(client: QueueClient, n: number, chunk = BULK_CHUNK): Promise<void> {
-  for (let done = 0; done < n; done += chunk) {
-    const size = Math.min(chunk, n - done);
-    await client.enqueueBulk(Array.from({ length: size }, (_, i) => ({ i: done + i })));
-  }
-}
 
 export interface DrainFigures {
   /** Median jobs/s per variant id, and every run. */
@@ -33,6 +26,7 @@ export async function drain(
   variants: Variant[],
   n: number,
   runs: number,
+  peers: PeerRuntime | null,
   log: Log,
 ): Promise<DrainFigures> {
   const rates: Record<string, number[]> = Object.fromEntries(variants.map((v) => [v.id, []]));
@@ -40,10 +34,9 @@ export async function drain(
     for (const variant of variants) {
       const client = clients.get(variant.system)!;
       await client.reset();
-      await bulkLoad(client, n);
+      await client.enqueueBulk(n, BULK_CHUNK);
       await client.analyze();
-      const config: QueueWorkerConfig = { mode: 'drain', variant, url: client.url, jobs: n };
-      const result = await spawnBenchScript<DrainResult>(WORKER_SCRIPT, config, 600_000).result;
+      const result = await spawnWorker<DrainResult>(variant, 'drain', client.url, n, peers, 600_000).result;
       const counts = await client.counts();
       if (result.handled !== n || result.distinct !== n) {
         throw new Error(
@@ -76,6 +69,7 @@ export async function latency(
   count: number,
   gapMs: number,
   runs: number,
+  peers: PeerRuntime | null,
   log: Log,
 ): Promise<LatencyFigures> {
   const all: Record<string, Distribution[]> = Object.fromEntries(variants.map((v) => [v.id, []]));
@@ -83,8 +77,7 @@ export async function latency(
     for (const variant of variants) {
       const client = clients.get(variant.system)!;
       await client.reset();
-      const config: QueueWorkerConfig = { mode: 'latency', variant, url: client.url, jobs: count };
-      const child = spawnBenchScript<LatencyResult>(WORKER_SCRIPT, config, 120_000);
+      const child = spawnWorker<LatencyResult>(variant, 'latency', client.url, count, peers, 120_000);
       await child.ready;
       // Let the worker settle into its idle state (first poll done, listening).
       await sleep(500);
@@ -93,7 +86,7 @@ export async function latency(
         const due = next + i * gapMs;
         const wait = due - performance.now();
         if (wait > 0) await sleep(wait);
-        await client.enqueueOne({ i, sentAt: epochMs() });
+        await client.enqueueStamped(i);
       }
       const result = await child.result;
       if (result.distinct !== count) throw new Error(`${variant.id}: latency run saw ${result.distinct} of ${count} jobs`);
@@ -112,8 +105,8 @@ export async function latency(
 }
 
 export interface EnqueueFigures {
-  single: Record<SystemName, number>;
-  bulk: Record<SystemName, number>;
+  single: Partial<Record<SystemName, number>>;
+  bulk: Partial<Record<SystemName, number>>;
   runs: { single: Record<string, number[]>; bulk: Record<string, number[]> };
 }
 
@@ -137,20 +130,16 @@ export async function enqueueRates(
     for (const system of systems) {
       const client = clients.get(system)!;
       await client.reset();
-      let t0 = performance.now();
-      for (let i = 0; i < single; i++) await client.enqueueOne({ i });
-      const singleRate = single / ((performance.now() - t0) / 1000);
+      const singleRate = single / ((await client.enqueueSeries(single)) / 1000);
       await client.reset();
-      t0 = performance.now();
-      await bulkLoad(client, bulk, chunk);
-      const bulkRate = bulk / ((performance.now() - t0) / 1000);
+      const bulkRate = bulk / ((await client.enqueueBulk(bulk, chunk)) / 1000);
       singleRuns[system]!.push(singleRate);
       bulkRuns[system]!.push(bulkRate);
       log(`enqueue run ${run}/${runs} ${system}: one at a time ${Math.round(singleRate)}/s, bulk ${Math.round(bulkRate)}/s`);
     }
   }
   const med = (r: Record<string, number[]>) =>
-    Object.fromEntries(Object.entries(r).map(([k, v]) => [k, median(v)])) as Record<SystemName, number>;
+    Object.fromEntries(Object.entries(r).map(([k, v]) => [k, median(v)])) as Partial<Record<SystemName, number>>;
   return { single: med(singleRuns), bulk: med(bulkRuns), runs: { single: singleRuns, bulk: bulkRuns } };
 }
 

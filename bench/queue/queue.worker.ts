@@ -1,15 +1,16 @@
-// One worker process of one queue, spawned by bench/run.ts for each run.
+// One worker process of Nudge, spawned by bench/run.ts for each run (the
+// peers' runs are peers/peer.mjs on Node 22, with the same modes and results).
 //   drain:   the jobs are already enqueued; time from starting the worker
 //            until the database records all of them as done.
 //   latency: signal READY, then record enqueue→handler-start for each job
 //            (the payload carries the enqueue instant).
 import pg from 'pg';
 import { childConfig, epochMs, reportAndExit, signalReady } from '../support/child.js';
-import { completedQuery, startWorker, type Variant } from './systems.js';
+import { NUDGE_COMPLETED, startNudgeWorker, type NudgeSettings } from './systems.js';
 
 export interface QueueWorkerConfig {
   mode: 'drain' | 'latency';
-  variant: Variant;
+  settings: NudgeSettings;
   url: string;
   jobs: number;
 }
@@ -42,16 +43,14 @@ const onJob = (id: string, payload: { sentAt?: number }) => {
 
 if (config.mode === 'drain') {
   const t0 = performance.now();
-  await startWorker(config.variant, config.url, onJob);
+  await startNudgeWorker(config.settings, config.url, onJob);
   await everyJobSeen;
   // Handlers are done; the run ends when the database agrees.
   const client = new pg.Client({ connectionString: config.url });
   await client.connect();
-  const query = completedQuery(config.variant.system);
-  const graphile = config.variant.system === 'graphile-worker';
   for (;;) {
-    const n = (await client.query<{ n: number }>(query)).rows[0]!.n;
-    if (graphile ? n === 0 : n >= config.jobs) break;
+    const n = (await client.query<{ n: number }>(NUDGE_COMPLETED)).rows[0]!.n;
+    if (n >= config.jobs) break;
     await new Promise((r) => setTimeout(r, 5));
   }
   const ms = performance.now() - t0;
@@ -59,7 +58,7 @@ if (config.mode === 'drain') {
   // No graceful stop: every job is done, and the process exits.
   reportAndExit({ ms, handled, distinct: seen.size } satisfies DrainResult);
 } else {
-  await startWorker(config.variant, config.url, onJob);
+  await startNudgeWorker(config.settings, config.url, onJob);
   signalReady();
   await everyJobSeen;
   reportAndExit({ latenciesMs: latencies, handled, distinct: seen.size } satisfies LatencyResult);

@@ -22,7 +22,16 @@ export interface BenchChild<T> {
 
 /** Runs a bench script in its own Node process (`node --import tsx`), so runs share no memory. */
 export function spawnBenchScript<T>(script: string, config: unknown, timeoutMs: number): BenchChild<T> {
-  const child = spawn(process.execPath, ['--import', 'tsx', resolve(ROOT, script)], {
+  return spawnBenchProcess<T>(process.execPath, ['--import', 'tsx', resolve(ROOT, script)], script, config, timeoutMs);
+}
+
+/**
+ * Runs `command args` (a bench child speaking the READY / RESULT protocol) with
+ * its config in BENCH_CONFIG; `name` names it in errors. spawnBenchScript for
+ * our TypeScript children; the peers' children run another Node (queue/peers/runtime.ts).
+ */
+export function spawnBenchProcess<T>(command: string, args: string[], name: string, config: unknown, timeoutMs: number): BenchChild<T> {
+  const child = spawn(command, args, {
     cwd: ROOT,
     env: { ...process.env, BENCH_CONFIG: JSON.stringify(config) },
     stdio: ['pipe', 'pipe', 'pipe'],
@@ -31,21 +40,14 @@ export function spawnBenchScript<T>(script: string, config: unknown, timeoutMs: 
   let readyResolve!: () => void;
   const ready = new Promise<void>((r) => (readyResolve = r));
   const result = new Promise<T>((resolvePromise, reject) => {
-    let buffered = '';
     let value: T | undefined;
     const timer = setTimeout(() => {
       child.kill('SIGKILL');
-      reject(new Error(`${script} timed out after ${timeoutMs} ms\n${stderr.slice(-2000)}`));
+      reject(new Error(`${name} timed out after ${timeoutMs} ms\n${stderr.slice(-2000)}`));
     }, timeoutMs);
-    child.stdout!.on('data', (chunk: Buffer) => {
-      buffered += chunk.toString();
-      let nl: number;
-      while ((nl = buffered.indexOf('\n')) >= 0) {
-        const line = buffered.slice(0, nl);
-        buffered = buffered.slice(nl + 1);
-        if (line === READY) readyResolve();
-        else if (line.startsWith(RESULT)) value = JSON.parse(line.slice(RESULT.length)) as T;
-      }
+    onLines(child.stdout!, (line) => {
+      if (line === READY) readyResolve();
+      else if (line.startsWith(RESULT)) value = JSON.parse(line.slice(RESULT.length)) as T;
     });
     child.stderr!.on('data', (chunk: Buffer) => {
       stderr += chunk.toString();
@@ -54,7 +56,7 @@ export function spawnBenchScript<T>(script: string, config: unknown, timeoutMs: 
     child.on('exit', (code, signal) => {
       clearTimeout(timer);
       if (value !== undefined && code === 0) resolvePromise(value);
-      else reject(new Error(`${script} exited with ${code ?? signal} and no result\n${stderr.slice(-3000)}`));
+      else reject(new Error(`${name} exited with ${code ?? signal} and no result\n${stderr.slice(-3000)}`));
     });
   });
   // A child that dies before READY must not leave the caller waiting forever.
@@ -80,13 +82,19 @@ export function signalReady(): void {
 
 /** In a child: the lines the parent writes to stdin. */
 export function onParentLine(handler: (line: string) => void): void {
+  onLines(process.stdin, handler);
+}
+
+/** Calls handler with each complete line a stream yields. */
+export function onLines(stream: NodeJS.ReadableStream, handler: (line: string) => void): void {
   let buffered = '';
-  process.stdin.on('data', (chunk: Buffer) => {
+  stream.on('data', (chunk: Buffer | string) => {
     buffered += chunk.toString();
     let nl: number;
     while ((nl = buffered.indexOf('\n')) >= 0) {
-      handler(buffered.slice(0, nl));
+      const line = buffered.slice(0, nl);
       buffered = buffered.slice(nl + 1);
+      handler(line);
     }
   });
 }
