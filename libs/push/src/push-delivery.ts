@@ -3,6 +3,7 @@ import type { Context } from '@opentelemetry/api';
 import { inTransaction } from '@nudge/database';
 import { type NewEvent, recordEvents } from '@nudge/events';
 import { SnoozeJob, tracingEnabled, TransientJobError } from '@nudge/queue';
+import { DEVICES, USER_SETTINGS } from '@nudge/users';
 import { AppProviders } from './app-providers.js';
 import { clearProviderFailures, markProvidersFailing } from './apps.repository.js';
 import { collapseIdFor } from './collapse-id.js';
@@ -202,9 +203,9 @@ export class PushDelivery {
                                                    'checkedAt', f.checked_at, 'appVersion', f.app_version))
                    FROM app_provider_failures f WHERE f.app_id = COALESCE(d.app_id, 'default')) AS failures
            FROM unnest($1::bigint[], $2::text[]) AS r(job_id, user_id)
-           JOIN devices d ON d.user_id = r.user_id
+           JOIN ${DEVICES} d ON d.user_id = r.user_id
            LEFT JOIN apps a ON a.id = d.app_id
-           LEFT JOIN users u ON u.id = r.user_id
+           LEFT JOIN ${USER_SETTINGS} u ON u.id = r.user_id
            LEFT JOIN push_deliveries pd ON pd.job_id = r.job_id AND pd.device_id = d.id
           WHERE d.active OR pd.status IS NOT NULL
           ORDER BY r.job_id, d.created_at, d.id`,
@@ -355,7 +356,7 @@ export class PushDelivery {
     // attempts 0: the send that follows (markSending) makes it 1.
     await tx.query(
       `INSERT INTO push_deliveries (job_id, device_id, user_id, platform, status, attempts, kind, created_at, updated_at)
-       SELECT $1, d.id, d.user_id, d.platform, 'sending', 0, $3, $4, $4 FROM devices d WHERE d.user_id = $2 AND d.active
+       SELECT $1, d.id, d.user_id, d.platform, 'sending', 0, $3, $4, $4 FROM ${DEVICES} d WHERE d.user_id = $2 AND d.active
        ON CONFLICT (job_id, device_id) DO NOTHING`,
       [claim.jobId, claim.userId, claim.kind, this.clock.now()],
     );
@@ -398,12 +399,12 @@ export class PushDelivery {
        ), per_device AS (
          INSERT INTO push_deliveries (job_id, device_id, user_id, platform, status, skip_reason, created_at, updated_at)
          SELECT i.job_id, d.id, d.user_id, d.platform, 'skipped', i.reason, $4, $4
-           FROM input i JOIN devices d ON d.user_id = i.user_id AND d.active
+           FROM input i JOIN ${DEVICES} d ON d.user_id = i.user_id AND d.active
          ON CONFLICT (job_id, device_id) DO NOTHING
        )
        INSERT INTO push_deliveries (job_id, device_id, user_id, status, skip_reason, created_at, updated_at)
        SELECT i.job_id, NULL, i.user_id, 'skipped', i.reason, $4, $4 FROM input i
-        WHERE NOT EXISTS (SELECT 1 FROM devices d WHERE d.user_id = i.user_id AND d.active)
+        WHERE NOT EXISTS (SELECT 1 FROM ${DEVICES} d WHERE d.user_id = i.user_id AND d.active)
        ON CONFLICT DO NOTHING`,
       [records.map((r) => r.jobId), records.map((r) => r.userId), records.map((r) => r.reason), now],
     );

@@ -9,6 +9,7 @@ export type { KindOptions } from './lanes.js';
 export * from './metrics.js';
 export * from './ops.js';
 export * from './queue.module.js';
+export * from './relations.js';
 export { parseJobId } from './rows.js';
 export { WAKE_CHANNEL } from './sql.js';
 export * from './types.js';
