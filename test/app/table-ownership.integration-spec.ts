@@ -11,7 +11,8 @@ import { withDatabase } from '@nudge/database';
 // function (the queue's pendingJobs, the users lib's devicesForDelivery),
 // never `FROM jobs` itself. The scan reads every string and template literal
 // of the non-test sources under libs/*/src and apps/*/src, so comments and
-// identifiers are never mistaken for SQL.
+// identifiers are never mistaken for SQL, and every TypeORM call given an
+// entity class (`tx.getRepository(UserEntity)`), the ORM's way to the table.
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 
 const OWNERS: Record<string, string> = {
@@ -81,12 +82,67 @@ function literals(file: ts.SourceFile): { text: string; pos: number }[] {
   return found;
 }
 
-/** Every `file:line table` where a source names a table in SQL outside its owner. */
-function references(): { where: string; table: string; owner: string | undefined; file: string }[] {
-  const result: { where: string; table: string; owner: string | undefined; file: string }[] = [];
-  for (const path of SCANNED) {
-    const file = relative(ROOT, path).split('\\').join('/');
-    const source = ts.createSourceFile(path, readFileSync(path, 'utf8'), ts.ScriptTarget.Latest, true);
+const PARSED = SCANNED.map((path) => ({
+  file: relative(ROOT, path).split('\\').join('/'),
+  source: ts.createSourceFile(path, readFileSync(path, 'utf8'), ts.ScriptTarget.Latest, true),
+}));
+
+/** TypeORM entity classes (`@Entity('users') class UserEntity`) and the tables they map. */
+function entityTables(): Map<string, string> {
+  const result = new Map<string, string>();
+  for (const { source } of PARSED) {
+    source.forEachChild((node) => {
+      if (!ts.isClassDeclaration(node) || !node.name) return;
+      for (const decorator of ts.getDecorators(node) ?? []) {
+        const call = decorator.expression;
+        if (ts.isCallExpression(call) && call.expression.getText(source) === 'Entity') {
+          const [table] = call.arguments;
+          if (table && ts.isStringLiteral(table)) result.set(node.name.text, table.text);
+        }
+      }
+    });
+  }
+  return result;
+}
+
+// An EntityManager's or DataSource's calls that read or write an entity's table.
+const ENTITY_ACCESS =
+  /^(getRepository|find|findBy|findOne|findOneBy|findOneOrFail|findOneByOrFail|findAndCount|count|countBy|exists|existsBy|save|insert|update|upsert|delete|remove|softDelete|increment|decrement|createQueryBuilder)$/;
+
+/** Every `file:line table` where a source reaches a table through its entity class: `tx.getRepository(UserEntity)`. */
+function entityReferences(): Reference[] {
+  const entities = entityTables();
+  const result: Reference[] = [];
+  for (const { file, source } of PARSED) {
+    const visit = (node: ts.Node): void => {
+      if (ts.isCallExpression(node)) {
+        const callee = node.expression;
+        const name = ts.isPropertyAccessExpression(callee) ? callee.name.text : ts.isIdentifier(callee) ? callee.text : '';
+        const [first] = node.arguments;
+        const table = first && ts.isIdentifier(first) ? entities.get(first.text) : undefined;
+        if (table && ENTITY_ACCESS.test(name)) {
+          const line = source.getLineAndCharacterOfPosition(node.getStart(source)).line + 1;
+          result.push({ where: `${file}:${line} ${table}`, table, owner: OWNERS[table], file });
+        }
+      }
+      node.forEachChild(visit);
+    };
+    visit(source);
+  }
+  return result;
+}
+
+interface Reference {
+  where: string;
+  table: string;
+  owner: string | undefined;
+  file: string;
+}
+
+/** Every `file:line table` where a source names a table in SQL. */
+function references(): Reference[] {
+  const result: Reference[] = [];
+  for (const { file, source } of PARSED) {
     for (const literal of literals(source)) {
       for (const match of literal.text.matchAll(KEYWORD)) {
         const names = match[3]!.split(',').map((item) =>
@@ -107,7 +163,7 @@ function references(): { where: string; table: string; owner: string | undefined
       }
     }
   }
-  return result;
+  return [...result, ...entityReferences()];
 }
 
 async function tablesInMigratedDatabase(): Promise<string[]> {
@@ -139,9 +195,11 @@ describe('table ownership', () => {
     const all = references();
     expect(all.some((ref) => ref.file === 'libs/queue/src/sql.ts' && ref.table === 'jobs')).toBe(true);
     expect(all.some((ref) => ref.file.startsWith('libs/users/') && ref.table === 'devices')).toBe(true);
+    // And entity access: the users lib's own `getRepository(UserEntity)`.
+    expect(entityReferences().some((ref) => ref.file === 'libs/users/src/users.service.ts' && ref.table === 'users')).toBe(true);
   });
 
-  it('has no lib or app writing SQL against a table it does not own', () => {
+  it('has no lib or app reaching, by SQL or by entity, a table it does not own', () => {
     const outside = references()
       .filter((ref) => !ref.file.startsWith(`${ref.owner}/`))
       .map((ref) => ref.where);
