@@ -1,6 +1,6 @@
 import type { NewEvent } from '@nudge/events';
 import { deactivateDevices } from '@nudge/users';
-import type { SqlExecutor } from './push-provider.js';
+import type { QueryExecutor } from '@nudge/queue';
 
 export interface RejectedToken {
   deviceId: string;
@@ -27,7 +27,7 @@ export interface DeactivatedDevice {
  * record in the same transaction.
  */
 export async function deactivateRejectedDevices(
-  tx: SqlExecutor,
+  tx: QueryExecutor,
   rejected: readonly RejectedToken[],
   now: Date,
 ): Promise<{ devices: DeactivatedDevice[]; events: NewEvent[] }> {

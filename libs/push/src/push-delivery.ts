@@ -2,7 +2,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { Context } from '@opentelemetry/api';
 import { inTransaction } from '@nudge/database';
 import { type NewEvent, recordEvents } from '@nudge/events';
-import { SnoozeJob, tracingEnabled, TransientJobError } from '@nudge/queue';
+import { SnoozeJob, tracingEnabled, TransientJobError, type QueryExecutor } from '@nudge/queue';
 import { DEVICES, USER_SETTINGS } from '@nudge/users';
 import { AppProviders } from './app-providers.js';
 import { clearProviderFailures, markProvidersFailing } from './apps.repository.js';
@@ -13,7 +13,7 @@ import { type LocalizedText, pickText } from './localized-text.js';
 import type { PushMetrics } from './metrics.js';
 import type { PushPacer } from './push-pacer.js';
 import type { PushOptions } from './push-options.js';
-import type { PushMessage, PushOutcome, PushPlatform, PushProvider, SendOptions, SqlExecutor } from './push-provider.js';
+import type { PushMessage, PushOutcome, PushPlatform, PushProvider, SendOptions } from './push-provider.js';
 import type { PushProviders } from './provider-registry.js';
 import { endPushSpan, startPushSpan } from './push-spans.js';
 
@@ -160,7 +160,7 @@ export class PushDelivery {
 
   /** `providers`: each app's (AppProviders), or one set for every device (the default app's alone). */
   constructor(
-    private readonly db: SqlExecutor,
+    private readonly db: QueryExecutor,
     providers: PushProviders | AppProviders,
     private readonly clock: DeliveryClock,
     private readonly metrics?: PushMetrics,
@@ -338,7 +338,7 @@ export class PushDelivery {
    * cap, only the claim (one statement: `tx` may then be the pool).
    */
   async claimWithinCap(
-    tx: SqlExecutor,
+    tx: QueryExecutor,
     claim: { jobId: string; userId: string; kind: string; cap: number; since: Date },
   ): Promise<boolean> {
     if (claim.cap > 0) {
@@ -392,7 +392,7 @@ export class PushDelivery {
     });
   }
 
-  private async writeSkipped(db: SqlExecutor, records: readonly SkipRecord[], now: Date): Promise<void> {
+  private async writeSkipped(db: QueryExecutor, records: readonly SkipRecord[], now: Date): Promise<void> {
     await db.query(
       `WITH input AS (
          SELECT * FROM unnest($1::bigint[], $2::text[], $3::text[]) AS i(job_id, user_id, reason)

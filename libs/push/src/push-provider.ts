@@ -71,8 +71,3 @@ export interface PushProvider {
   /** Closes connections; idempotent. */
   close(): Promise<void>;
 }
-
-/** The smallest database surface the push lib needs: a pg Pool, PoolClient or Client fits. */
-export interface SqlExecutor {
-  query(sql: string, params?: unknown[]): Promise<unknown>;
-}
