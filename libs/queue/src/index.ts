@@ -11,6 +11,7 @@ export * from './ops.js';
 export * from './queue.module.js';
 export * from './relations.js';
 export { parseJobId } from './rows.js';
+export * from './schema.js';
 export { WAKE_CHANNEL } from './sql.js';
 export * from './types.js';
 export * from './worker.js';
