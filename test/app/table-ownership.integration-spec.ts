@@ -199,6 +199,23 @@ describe('table ownership', () => {
     expect(entityReferences().some((ref) => ref.file === 'libs/users/src/users.service.ts' && ref.table === 'users')).toBe(true);
   });
 
+  it("ships the queue's schema in libs/queue: no project migration creates, alters or indexes its tables", () => {
+    const queueTables = Object.keys(OWNERS).filter((table) => OWNERS[table] === 'libs/queue');
+    const schemaStatement = new RegExp(`\\b(table|index\\s+\\w+\\s+on)\\s+(${queueTables.join('|')})\\b`, 'i');
+    const migrations = readdirSync(join(ROOT, 'migrations')).filter((name) => name.endsWith('.ts'));
+    const outside = migrations.flatMap((name) => {
+      const path = join(ROOT, 'migrations', name);
+      const source = ts.createSourceFile(path, readFileSync(path, 'utf8'), ts.ScriptTarget.Latest, true);
+      return literals(source)
+        .filter((literal) => schemaStatement.test(literal.text))
+        .map((literal) => `migrations/${name}:${source.getLineAndCharacterOfPosition(literal.pos).line + 1}`);
+    });
+    expect(outside).toEqual([]);
+    // The steps are where the queue keeps them.
+    const schema = readFileSync(join(ROOT, 'libs/queue/src/schema.ts'), 'utf8');
+    expect(schema).toMatch(/CREATE TABLE jobs \(/);
+  });
+
   it('has no lib or app reaching, by SQL or by entity, a table it does not own', () => {
     const outside = references()
       .filter((ref) => !ref.file.startsWith(`${ref.owner}/`))
