@@ -1,10 +1,12 @@
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import pg from 'pg';
 import ts from 'typescript';
-import { describe, expect, inject, it } from 'vitest';
-import { withDatabase } from '@nudge/database';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { DEVICE_DELIVERIES } from '@nudge/push';
+import { JOB_STATES, QUEUED_JOBS, UNFINISHED_JOBS } from '@nudge/queue';
+import { DEVICES, USER_SETTINGS } from '@nudge/users';
+import { createTestDatabase, type TestDatabase } from '../support/database.js';
 
 // Each table has one owning lib (or app folder), and only code under that
 // folder writes SQL naming the table; another lib calls the owner's exported
@@ -166,25 +168,21 @@ function references(): Reference[] {
   return [...result, ...entityReferences()];
 }
 
-async function tablesInMigratedDatabase(): Promise<string[]> {
-  const client = new pg.Client({
-    connectionString: withDatabase(inject('adminDatabaseUrl'), inject('templateDatabase')),
+describe('table ownership', () => {
+  let db: TestDatabase;
+  beforeAll(async () => {
+    db = await createTestDatabase();
   });
-  await client.connect();
-  try {
-    const { rows } = await client.query<{ name: string }>(
+  afterAll(async () => {
+    await db.drop();
+  });
+
+  it('gives every table of the migrated database an owning folder', async () => {
+    const { rows } = await db.pool.query<{ name: string }>(
       `SELECT table_name AS name FROM information_schema.tables
         WHERE table_schema = 'public' AND table_type = 'BASE TABLE' ORDER BY 1`,
     );
-    return rows.map((row) => row.name);
-  } finally {
-    await client.end();
-  }
-}
-
-describe('table ownership', () => {
-  it('gives every table of the migrated database an owning folder', async () => {
-    const tables = await tablesInMigratedDatabase();
+    const tables = rows.map((row) => row.name);
     expect(tables.length).toBeGreaterThan(10);
     expect(tables.filter((table) => !(table in OWNERS))).toEqual([]);
     expect(Object.keys(OWNERS).filter((table) => !tables.includes(table))).toEqual([]);
@@ -197,6 +195,24 @@ describe('table ownership', () => {
     expect(all.some((ref) => ref.file.startsWith('libs/users/') && ref.table === 'devices')).toBe(true);
     // And entity access: the users lib's own `getRepository(UserEntity)`.
     expect(entityReferences().some((ref) => ref.file === 'libs/users/src/users.service.ts' && ref.table === 'users')).toBe(true);
+  });
+
+  it("plans a join of an owner's published relation as a join of its table (the subquery is pulled up)", async () => {
+    const relations: [string, string, string][] = [
+      ['DEVICES', DEVICES, 'id'],
+      ['USER_SETTINGS', USER_SETTINGS, 'id'],
+      ['JOB_STATES', JOB_STATES, 'id'],
+      ['QUEUED_JOBS', QUEUED_JOBS, 'id'],
+      ['UNFINISHED_JOBS', UNFINISHED_JOBS, 'id'],
+      ['DEVICE_DELIVERIES', DEVICE_DELIVERIES, 'job_id'],
+    ];
+    for (const [name, relation, key] of relations) {
+      const { rows } = await db.pool.query<{ 'QUERY PLAN': string }>(
+        `EXPLAIN SELECT * FROM unnest($1::text[]) AS k(id) JOIN ${relation} x ON x.${key}::text = k.id`,
+        [['1']],
+      );
+      expect(rows.map((row) => row['QUERY PLAN']).join('\n'), name).not.toMatch(/Subquery Scan/);
+    }
   });
 
   it("ships the queue's schema in libs/queue: no project migration creates, alters or indexes its tables", () => {
