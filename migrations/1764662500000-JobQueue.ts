@@ -1,91 +1,15 @@
 import type { MigrationInterface, QueryRunner } from 'typeorm';
+import { QUEUE_SCHEMA } from '@nudge/queue';
 
-// The job queue (libs/queue). Every index below costs a write on each non-HOT
-// update of a job (claim and completion change `status`, so they are never
-// HOT), so the table carries only the indexes some query needs, and most are
-// partial so a row sits in the ones for its current status only.
+// The queue's step `jobs`, shipped with the queue (libs/queue/src/schema.ts).
 export class JobQueue1764662500000 implements MigrationInterface {
   name = 'JobQueue1764662500000';
 
   async up(db: QueryRunner): Promise<void> {
-    await db.query(`
-      CREATE TABLE jobs (
-        id              bigserial PRIMARY KEY,
-        kind            text NOT NULL,
-        payload         jsonb NOT NULL DEFAULT '{}'::jsonb,
-        idempotency_key text,
-        priority        integer NOT NULL DEFAULT 0,
-        run_at          timestamptz NOT NULL DEFAULT now(),
-        attempts        integer NOT NULL DEFAULT 0,
-        max_attempts    integer NOT NULL DEFAULT 10 CHECK (max_attempts >= 1),
-        status          text NOT NULL DEFAULT 'queued'
-                        CHECK (status IN ('queued', 'running', 'succeeded', 'dead', 'cancelled')),
-        last_error      text,
-        locked_at       timestamptz,
-        locked_until    timestamptz,
-        locked_by       text,
-        finished_at     timestamptz,
-        created_at      timestamptz NOT NULL DEFAULT now(),
-        updated_at      timestamptz NOT NULL DEFAULT now()
-      ) WITH (
-        -- Room on each page so a heartbeat (locked_until only, no indexed
-        -- column) is a HOT update, and other new versions stay on their page.
-        fillfactor = 80,
-        -- Every job is inserted, updated twice and deleted: vacuum early and
-        -- without throttling rather than let dead tuples pile up in the hot
-        -- index the claim walks.
-        autovacuum_vacuum_scale_factor = 0.01,
-        autovacuum_vacuum_threshold = 1000,
-        autovacuum_vacuum_insert_scale_factor = 0.02,
-        autovacuum_analyze_scale_factor = 0.02,
-        autovacuum_vacuum_cost_delay = 0
-      )`);
-    // The key is unique while the row exists. Partial (NULL keys are the common
-    // case and need no entry) and text_pattern_ops so that a key prefix
-    // (`reminder:<id>:%`) is an index range. ON CONFLICT infers this index.
-    await db.query(`
-      CREATE UNIQUE INDEX jobs_idempotency_key_key ON jobs (idempotency_key text_pattern_ops)
-      WHERE idempotency_key IS NOT NULL`);
-    // The hot index: the claim walks it in order and stops after its LIMIT.
-    await db.query(`CREATE INDEX jobs_runnable_idx ON jobs (priority, run_at, id) WHERE status = 'queued'`);
-    // Running jobs: the reaper and the running/stuck gauges walk them all, and
-    // every compare-and-set looks one up by id. Keyed on id so that such a
-    // lookup is a probe even when the planner picks this index over the
-    // primary key (it does: statistics taken at a quiet moment say almost
-    // nothing runs, and a partial index keyed on anything else was then
-    // scanned whole once per job). locked_until is deliberately not indexed
-    // so that heartbeats stay HOT.
-    await db.query(`CREATE INDEX jobs_running_idx ON jobs (id) WHERE status = 'running'`);
-    await db.query(`CREATE INDEX jobs_dead_idx ON jobs (kind, id) WHERE status = 'dead'`);
-    // Pruning by age, and "succeeded in the last hour".
-    await db.query(`
-      CREATE INDEX jobs_finished_idx ON jobs (finished_at)
-      WHERE status IN ('succeeded', 'dead', 'cancelled')`);
-
-    // Execution history. A successful attempt is recorded on the job row itself
-    // (status, attempts, locked_by, locked_at, finished_at); this table holds
-    // the attempts that did not end in success (failed, dead, snoozed, lease
-    // expired, interrupted), which keeps the happy path at one write per job.
-    await db.query(`
-      CREATE TABLE job_runs (
-        id          bigserial PRIMARY KEY,
-        job_id      bigint NOT NULL,
-        kind        text NOT NULL,
-        attempt     integer NOT NULL,
-        worker      text,
-        started_at  timestamptz,
-        finished_at timestamptz NOT NULL,
-        outcome     text NOT NULL
-                    CHECK (outcome IN ('succeeded', 'failed', 'dead', 'snoozed', 'lease_expired', 'interrupted')),
-        error       text,
-        next_run_at timestamptz
-      ) WITH (autovacuum_vacuum_scale_factor = 0.02, autovacuum_analyze_scale_factor = 0.02)`);
-    await db.query(`CREATE INDEX job_runs_job_idx ON job_runs (job_id, id)`);
-    await db.query(`CREATE INDEX job_runs_finished_idx ON job_runs (finished_at)`);
+    await QUEUE_SCHEMA.jobs.up(db);
   }
 
   async down(db: QueryRunner): Promise<void> {
-    await db.query('DROP TABLE job_runs');
-    await db.query('DROP TABLE jobs');
+    await QUEUE_SCHEMA.jobs.down(db);
   }
 }

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { collapseIdFor, createPushProviders, PushDelivery, type DeliveryRequest, type SqlExecutor } from '@nudge/push';
+import { collapseIdFor, createPushProviders, PushDelivery, type DeliveryRequest } from '@nudge/push';
 import { createTestDatabase, type TestDatabase } from '../support/database.js';
+import type { QueryExecutor } from '@nudge/queue';
 
 // PushDelivery.deliverMany: many jobs through the ledger at once, each job
 // summarised on its own, in a fixed number of statements.
@@ -45,7 +46,7 @@ describe('PushDelivery.deliverMany', () => {
        SELECT 4, id, user_id, platform, 'simulated', 'sent', 1 FROM devices WHERE push_token = 'tok-4a'`,
     );
     statements = [];
-    const counting: SqlExecutor = {
+    const counting: QueryExecutor = {
       query: (sql, params) => {
         statements.push(sql);
         return db.pool.query(sql, params as unknown[]);

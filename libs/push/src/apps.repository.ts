@@ -1,6 +1,5 @@
-import { queryRows } from '@nudge/queue';
+import { queryRows, type QueryExecutor } from '@nudge/queue';
 import type { StoredAppCredentials } from './app-credentials.js';
-import type { SqlExecutor } from './push-provider.js';
 
 // The statements on `apps` and `app_provider_failures`, the push lib's tables
 // (docs/apps.md). An app's credential columns are jsonb: public parts in the
@@ -36,7 +35,7 @@ const FAILURE_COLUMNS = `app_id AS "appId", provider, reason, since, checked_at 
  * credentials. One transaction: the caller's executor must be a client in one.
  */
 export async function putApp(
-  tx: SqlExecutor,
+  tx: QueryExecutor,
   input: { id: string; name: string; sections: Partial<StoredAppCredentials> },
   now: Date,
 ): Promise<{ app: AppRow; created: boolean }> {
@@ -75,16 +74,16 @@ export async function putApp(
   return { app, created };
 }
 
-export async function findApp(db: SqlExecutor, id: string): Promise<AppRow | undefined> {
+export async function findApp(db: QueryExecutor, id: string): Promise<AppRow | undefined> {
   const [row] = await queryRows<AppRow>(db, `SELECT ${APP_COLUMNS} FROM apps WHERE id = $1`, [id]);
   return row;
 }
 
-export async function listApps(db: SqlExecutor): Promise<AppRow[]> {
+export async function listApps(db: QueryExecutor): Promise<AppRow[]> {
   return queryRows<AppRow>(db, `SELECT ${APP_COLUMNS} FROM apps ORDER BY id`);
 }
 
-export async function listProviderFailures(db: SqlExecutor, appId?: string): Promise<ProviderFailure[]> {
+export async function listProviderFailures(db: QueryExecutor, appId?: string): Promise<ProviderFailure[]> {
   return appId === undefined
     ? queryRows<ProviderFailure>(db, `SELECT ${FAILURE_COLUMNS} FROM app_provider_failures ORDER BY app_id, provider`)
     : queryRows<ProviderFailure>(db, `SELECT ${FAILURE_COLUMNS} FROM app_provider_failures WHERE app_id = $1 ORDER BY provider`, [appId]);
@@ -95,7 +94,7 @@ export async function listProviderFailures(db: SqlExecutor, appId?: string): Pro
  * `since` stays while the app's version does, `checked_at` moves to now.
  */
 export async function markProvidersFailing(
-  db: SqlExecutor,
+  db: QueryExecutor,
   marks: readonly { appId: string; provider: string; reason: string; appVersion: number }[],
   now: Date,
 ): Promise<void> {
@@ -114,7 +113,7 @@ export async function markProvidersFailing(
 }
 
 /** A send went through: the provider works for the app again. */
-export async function clearProviderFailures(db: SqlExecutor, pairs: readonly { appId: string; provider: string }[]): Promise<void> {
+export async function clearProviderFailures(db: QueryExecutor, pairs: readonly { appId: string; provider: string }[]): Promise<void> {
   if (pairs.length === 0) return;
   await db.query(
     `DELETE FROM app_provider_failures f USING unnest($1::text[], $2::text[]) AS p(app_id, provider)

@@ -1,4 +1,5 @@
 import { queryRows, type QueryExecutor } from '@nudge/queue';
+import { DEVICES } from '@nudge/users';
 
 // Reads of the delivery ledger (push_deliveries) for operators: a user's
 // deliveries and the providers' health. The ledger's writes are in
@@ -17,6 +18,24 @@ export interface DeliveryRecord {
   attempts: number;
   createdAt: Date;
   updatedAt: Date;
+}
+
+// The ledger as a reminder's deliveries show it, one row per device a job
+// reached or skipped, for the reminders lib's statement to join (a plain
+// subquery, pulled up into the caller's join like a direct one).
+export const DEVICE_DELIVERIES = `(
+  SELECT pd.job_id, pd.platform, pd.provider, pd.status, pd.error, pd.skip_reason, pd.created_at, pd.updated_at, d.installation_id
+    FROM push_deliveries pd LEFT JOIN ${DEVICES} d ON d.id = pd.device_id)`;
+
+/** Those of these jobs that reached at least one device (a `sent` row), in one statement. */
+export async function jobsThatReachedADevice(db: QueryExecutor, jobIds: readonly string[]): Promise<Set<string>> {
+  if (jobIds.length === 0) return new Set();
+  const rows = await queryRows<{ jobId: string }>(
+    db,
+    `SELECT DISTINCT job_id::text AS "jobId" FROM push_deliveries WHERE job_id = ANY($1::bigint[]) AND status = 'sent'`,
+    [jobIds],
+  );
+  return new Set(rows.map((r) => r.jobId));
 }
 
 /** Every ledger row of these jobs, by job and then device order of creation. */

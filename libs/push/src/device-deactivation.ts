@@ -1,6 +1,6 @@
 import type { NewEvent } from '@nudge/events';
-import { queryRows } from '@nudge/queue';
-import type { SqlExecutor } from './push-provider.js';
+import { deactivateDevices } from '@nudge/users';
+import type { QueryExecutor } from '@nudge/queue';
 
 export interface RejectedToken {
   deviceId: string;
@@ -27,18 +27,15 @@ export interface DeactivatedDevice {
  * record in the same transaction.
  */
 export async function deactivateRejectedDevices(
-  tx: SqlExecutor,
+  tx: QueryExecutor,
   rejected: readonly RejectedToken[],
   now: Date,
 ): Promise<{ devices: DeactivatedDevice[]; events: NewEvent[] }> {
   if (rejected.length === 0) return { devices: [], events: [] };
-  const devices = await queryRows<DeactivatedDevice>(
+  const devices: DeactivatedDevice[] = await deactivateDevices(
     tx,
-    `UPDATE devices d SET active = false, deactivated_reason = r.reason, deactivated_at = r.since, updated_at = $4
-       FROM unnest($1::uuid[], $2::text[], $3::timestamptz[]) AS r(id, reason, since)
-      WHERE d.id = r.id AND d.active
-    RETURNING d.id::text, d.user_id AS "userId", d.installation_id AS "installationId", d.platform, d.deactivated_reason AS reason`,
-    [rejected.map((r) => r.deviceId), rejected.map((r) => `invalid_token: ${r.reason}`), rejected.map((r) => r.since ?? now), now],
+    rejected.map((r) => ({ deviceId: r.deviceId, reason: `invalid_token: ${r.reason}`, since: r.since ?? now })),
+    now,
   );
   const events: NewEvent[] = devices.map((d) => ({
     type: 'device.deactivated',

@@ -4,6 +4,7 @@ import type { Clock } from '@nudge/config';
 import { type ClaimedJob, type JobContext, queryRows } from '@nudge/queue';
 import { withTransaction } from '@nudge/database';
 import { type NewEvent, recordEvents } from '@nudge/events';
+import { DEVICES } from '@nudge/users';
 import { deliveryEvent } from './delivery-events.js';
 import { deactivateRejectedDevices, type RejectedToken } from './device-deactivation.js';
 import { classifyExpoError, EXPO_MAX_RECEIPTS_PER_REQUEST, ExpoPushProvider, type ExpoReceipt } from './expo.provider.js';
@@ -77,7 +78,7 @@ export class ExpoReceiptsService {
         this.pool,
         `SELECT pd.id::text, pd.job_id::text, pd.device_id::text, pd.user_id, d.installation_id, pd.platform,
                 pd.provider_message_id AS ticket, pd.updated_at, COALESCE(d.app_id, 'default') AS app_id, a.version AS app_version
-           FROM push_deliveries pd LEFT JOIN devices d ON d.id = pd.device_id LEFT JOIN apps a ON a.id = d.app_id
+           FROM push_deliveries pd LEFT JOIN ${DEVICES} d ON d.id = pd.device_id LEFT JOIN apps a ON a.id = d.app_id
           WHERE pd.provider = 'expo' AND pd.status = 'sent' AND pd.receipt_checked_at IS NULL AND pd.updated_at <= $1
             AND (pd.updated_at, pd.id) > ($2, $3::bigint)
           ORDER BY pd.updated_at, pd.id LIMIT $4`,

@@ -1,7 +1,8 @@
 import { Counter, Gauge, type Registry } from 'prom-client';
 import { registeredMetric } from '@nudge/config';
+import type { QueryExecutor } from '@nudge/queue';
 import { listProviderFailures } from './apps.repository.js';
-import { PUSH_PROVIDER_NAMES, type PushOutcomeKind, type PushProviderName, type SqlExecutor } from './push-provider.js';
+import { PUSH_PROVIDER_NAMES, type PushOutcomeKind, type PushProviderName } from './push-provider.js';
 
 /** What a send came to, as the counter labels it: the ledger's three final states, and `throttled` (a 429: sent again later, not a failure). */
 export type PushSendOutcome = 'sent' | 'failed' | 'invalid_token' | 'throttled';
@@ -31,7 +32,7 @@ export class PushMetrics {
   readonly failing?: Gauge<'app' | 'provider'>;
 
   /** `db`: where `nudge_push_provider_failing` reads the marks at scrape time (the same in every process). */
-  constructor(registry: Registry, db?: SqlExecutor) {
+  constructor(registry: Registry, db?: QueryExecutor) {
     if (db && !registry.getSingleMetric('nudge_push_provider_failing')) {
       this.failing = new Gauge({
         name: 'nudge_push_provider_failing',

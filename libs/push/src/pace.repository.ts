@@ -1,6 +1,5 @@
-import { rowsOf } from '@nudge/queue';
+import { type QueryExecutor, rowsOf } from '@nudge/queue';
 import { DEFAULT_PACE_SETTINGS, type PaceGrant, type PaceSettings, type PaceState } from './pace.js';
-import type { SqlExecutor } from './push-provider.js';
 
 // The statements on `push_pace` (migrations/1764664700000-PushPacing.ts): the
 // steps of pace.ts in SQL, one statement per provider call group, so that
@@ -57,7 +56,7 @@ export interface PaceRow {
  * recovering from a 429 becomes unpaced.
  */
 export async function ensurePace(
-  db: SqlExecutor,
+  db: QueryExecutor,
   key: { provider: string; appId: string },
   maxRate: number | null,
   settings: PaceSettings = DEFAULT_PACE_SETTINGS,
@@ -75,7 +74,7 @@ export async function ensurePace(
 
 /** take() of pace.ts on the shared row: up to `wanted` sends; null when the row does not exist (ensurePace first). */
 export async function takeFromPace(
-  db: SqlExecutor,
+  db: QueryExecutor,
   key: { provider: string; appId: string },
   wanted: number,
   now: Date | null,
@@ -127,7 +126,7 @@ export async function takeFromPace(
 
 /** throttle() of pace.ts on the shared row: `count` sends answered 429; the bucket after it (`leadMs`: its refresh from now). */
 export async function throttlePace(
-  db: SqlExecutor,
+  db: QueryExecutor,
   key: { provider: string; appId: string },
   count: number,
   retryAfterSeconds: number | null,
@@ -175,7 +174,7 @@ export async function throttlePace(
 }
 
 /** Every bucket, for /metrics and operators. */
-export async function listPaces(db: SqlExecutor): Promise<PaceRow[]> {
+export async function listPaces(db: QueryExecutor): Promise<PaceRow[]> {
   return rowsOf<PaceRow>(
     await db.query(
       `SELECT provider, app_id AS "appId", max_rate AS "maxRate", rate, tokens, throttles::int AS throttles
@@ -185,7 +184,7 @@ export async function listPaces(db: SqlExecutor): Promise<PaceRow[]> {
 }
 
 /** The whole row as pace.ts sees it (tests compare the SQL's steps with pace.ts). */
-export async function readPace(db: SqlExecutor, key: { provider: string; appId: string }): Promise<PaceState | null> {
+export async function readPace(db: QueryExecutor, key: { provider: string; appId: string }): Promise<PaceState | null> {
   const [row] = rowsOf<PaceState>(
     await db.query(
       `SELECT max_rate AS "maxRate", rate, ceiling, tokens,

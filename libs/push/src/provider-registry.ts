@@ -1,7 +1,8 @@
+import type { QueryExecutor } from '@nudge/queue';
 import { ApnsPushProvider, type ApnsProviderOptions } from './apns.provider.js';
 import { ExpoPushProvider, type ExpoProviderOptions } from './expo.provider.js';
 import { FcmPushProvider, type FcmProviderOptions } from './fcm.provider.js';
-import type { PushPlatform, PushProvider, SqlExecutor } from './push-provider.js';
+import type { PushPlatform, PushProvider } from './push-provider.js';
 import { SimulatedPushProvider, type SimulatedPushProviderOptions } from './simulated.provider.js';
 import { WebPushProvider, type WebPushProviderOptions } from './web-push.provider.js';
 
@@ -82,7 +83,7 @@ export interface PushProviders {
 
 export interface PushProviderDependencies {
   /** Where the simulated provider records its pushes. */
-  db: SqlExecutor;
+  db: QueryExecutor;
   /** Merged over what the credentials give: endpoints, timeouts, clock (tests point these at the fakes). */
   apns?: Partial<ApnsProviderOptions>;
   fcm?: Partial<FcmProviderOptions>;

@@ -3,7 +3,8 @@ import type { Context } from '@opentelemetry/api';
 import type { Clock } from '@nudge/config';
 import { inTransaction } from '@nudge/database';
 import { type NewEvent, recordEvents } from '@nudge/events';
-import { rowsOf, SnoozeJob, tracingEnabled, TransientJobError } from '@nudge/queue';
+import { type QueryExecutor, rowsOf, SnoozeJob, tracingEnabled, TransientJobError } from '@nudge/queue';
+import { DEVICES, USER_SETTINGS } from '@nudge/users';
 import { AppProviders } from './app-providers.js';
 import { clearProviderFailures, markProvidersFailing } from './apps.repository.js';
 import { collapseIdFor } from './collapse-id.js';
@@ -13,7 +14,7 @@ import { type LocalizedText, pickText } from './localized-text.js';
 import type { PushMetrics } from './metrics.js';
 import type { PushPacer } from './push-pacer.js';
 import type { PushOptions } from './push-options.js';
-import type { PushMessage, PushOutcome, PushPlatform, PushProvider, SendOptions, SqlExecutor } from './push-provider.js';
+import type { PushMessage, PushOutcome, PushPlatform, PushProvider, SendOptions } from './push-provider.js';
 import type { PushProviders } from './provider-registry.js';
 import { endPushSpan, startPushSpan } from './push-spans.js';
 
@@ -154,7 +155,7 @@ export class PushDelivery {
 
   /** `providers`: each app's (AppProviders), or one set for every device (the default app's alone). */
   constructor(
-    private readonly db: SqlExecutor,
+    private readonly db: QueryExecutor,
     providers: PushProviders | AppProviders,
     private readonly clock: Clock,
     private readonly metrics?: PushMetrics,
@@ -197,9 +198,9 @@ export class PushDelivery {
                                                    'checkedAt', f.checked_at, 'appVersion', f.app_version))
                    FROM app_provider_failures f WHERE f.app_id = COALESCE(d.app_id, 'default')) AS failures
            FROM unnest($1::bigint[], $2::text[]) AS r(job_id, user_id)
-           JOIN devices d ON d.user_id = r.user_id
+           JOIN ${DEVICES} d ON d.user_id = r.user_id
            LEFT JOIN apps a ON a.id = d.app_id
-           LEFT JOIN users u ON u.id = r.user_id
+           LEFT JOIN ${USER_SETTINGS} u ON u.id = r.user_id
            LEFT JOIN push_deliveries pd ON pd.job_id = r.job_id AND pd.device_id = d.id
           WHERE d.active OR pd.status IS NOT NULL
           ORDER BY r.job_id, d.created_at, d.id`,
@@ -332,7 +333,7 @@ export class PushDelivery {
    * cap, only the claim (one statement: `tx` may then be the pool).
    */
   async claimWithinCap(
-    tx: SqlExecutor,
+    tx: QueryExecutor,
     claim: { jobId: string; userId: string; kind: string; cap: number; since: Date },
   ): Promise<boolean> {
     if (claim.cap > 0) {
@@ -350,7 +351,7 @@ export class PushDelivery {
     // attempts 0: the send that follows (markSending) makes it 1.
     await tx.query(
       `INSERT INTO push_deliveries (job_id, device_id, user_id, platform, status, attempts, kind, created_at, updated_at)
-       SELECT $1, d.id, d.user_id, d.platform, 'sending', 0, $3, $4, $4 FROM devices d WHERE d.user_id = $2 AND d.active
+       SELECT $1, d.id, d.user_id, d.platform, 'sending', 0, $3, $4, $4 FROM ${DEVICES} d WHERE d.user_id = $2 AND d.active
        ON CONFLICT (job_id, device_id) DO NOTHING`,
       [claim.jobId, claim.userId, claim.kind, this.clock.now()],
     );
@@ -386,19 +387,19 @@ export class PushDelivery {
     });
   }
 
-  private async writeSkipped(db: SqlExecutor, records: readonly SkipRecord[], now: Date): Promise<void> {
+  private async writeSkipped(db: QueryExecutor, records: readonly SkipRecord[], now: Date): Promise<void> {
     await db.query(
       `WITH input AS (
          SELECT * FROM unnest($1::bigint[], $2::text[], $3::text[]) AS i(job_id, user_id, reason)
        ), per_device AS (
          INSERT INTO push_deliveries (job_id, device_id, user_id, platform, status, skip_reason, created_at, updated_at)
          SELECT i.job_id, d.id, d.user_id, d.platform, 'skipped', i.reason, $4, $4
-           FROM input i JOIN devices d ON d.user_id = i.user_id AND d.active
+           FROM input i JOIN ${DEVICES} d ON d.user_id = i.user_id AND d.active
          ON CONFLICT (job_id, device_id) DO NOTHING
        )
        INSERT INTO push_deliveries (job_id, device_id, user_id, status, skip_reason, created_at, updated_at)
        SELECT i.job_id, NULL, i.user_id, 'skipped', i.reason, $4, $4 FROM input i
-        WHERE NOT EXISTS (SELECT 1 FROM devices d WHERE d.user_id = i.user_id AND d.active)
+        WHERE NOT EXISTS (SELECT 1 FROM ${DEVICES} d WHERE d.user_id = i.user_id AND d.active)
        ON CONFLICT DO NOTHING`,
       [records.map((r) => r.jobId), records.map((r) => r.userId), records.map((r) => r.reason), now],
     );

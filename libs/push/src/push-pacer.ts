@@ -1,7 +1,8 @@
+import type { QueryExecutor } from '@nudge/queue';
 import { DEFAULT_PACE_SETTINGS, delayMs, type PaceSettings, resumeAfterMs } from './pace.js';
 import { ensurePace, takeFromPace, throttlePace } from './pace.repository.js';
 import type { PushMetrics } from './metrics.js';
-import type { PushProviderName, SqlExecutor } from './push-provider.js';
+import type { PushProviderName } from './push-provider.js';
 
 /** The configured maxima, sends a second by provider; unset: unpaced until the provider answers 429. */
 export type PaceLimits = Partial<Record<Exclude<PushProviderName, 'simulated'>, number | undefined>>;
@@ -39,7 +40,7 @@ export class PushPacer {
   private readonly now: () => Date | null;
 
   constructor(
-    private readonly db: SqlExecutor,
+    private readonly db: QueryExecutor,
     private readonly options: PushPacerOptions,
   ) {
     this.settings = { ...DEFAULT_PACE_SETTINGS, ...options.settings };

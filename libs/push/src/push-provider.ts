@@ -72,6 +72,3 @@ export interface PushProvider {
   /** Closes connections; idempotent. */
   close(): Promise<void>;
 }
-
-/** The database surface the push lib needs: the queue's executor (a pg Pool, PoolClient or Client, a TypeORM manager). */
-export type SqlExecutor = QueryExecutor;

@@ -5,7 +5,7 @@ import { Clock, CONFIG, type Config, LOGGER } from '@nudge/config';
 import { PG_POOL, withTransaction } from '@nudge/database';
 import { type ClaimedJob, type JobContext, queryRows, SnoozeJob } from '@nudge/queue';
 import { isInQuietHours, quietHoursEnd } from '@nudge/scheduling';
-import { loadCategoryPreferences, preferenceOf, underPreference } from '@nudge/users';
+import { loadCategoryPreferences, preferenceOf, underPreference, USER_SETTINGS } from '@nudge/users';
 import { SEND_NOTIFICATION, type SendNotificationPayload } from './notifications.service.js';
 import { deliveryOutcomeError, PushDelivery } from './push-delivery.js';
 
@@ -47,7 +47,7 @@ export class SendNotificationHandler {
       this.pool,
       `SELECT time_zone AS "timeZone", quiet_hours_start AS "quietHoursStart", quiet_hours_end AS "quietHoursEnd",
               notifications_enabled AS "notificationsEnabled"
-         FROM users WHERE id = $1`,
+         FROM ${USER_SETTINGS} u WHERE id = $1`,
       [payload.userId],
     );
     if (!user) {

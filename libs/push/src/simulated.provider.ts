@@ -1,7 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
+import type { QueryExecutor } from '@nudge/queue';
 import { dataWithCategory, platformPayload } from './payload.js';
-import type { PushMessage, PushOutcome, PushProvider, SendOptions, SqlExecutor } from './push-provider.js';
+import type { PushMessage, PushOutcome, PushProvider, SendOptions } from './push-provider.js';
 
 export interface SimulatedPushProviderOptions {
   /** How long a `sim-slow-…` token takes to answer; SPEC says 2 s, tests shorten it. */
@@ -45,7 +46,7 @@ export class SimulatedPushProvider implements PushProvider {
   private readonly hangAll: boolean;
 
   constructor(
-    private readonly db: SqlExecutor,
+    private readonly db: QueryExecutor,
     options: SimulatedPushProviderOptions = {},
   ) {
     this.slowDelayMs = options.slowDelayMs ?? 2000;

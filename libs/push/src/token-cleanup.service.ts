@@ -5,7 +5,8 @@ import { Counter, Registry } from 'prom-client';
 import { Clock, LOGGER, registeredMetric } from '@nudge/config';
 import { PG_POOL, withTransaction } from '@nudge/database';
 import { recordEvents } from '@nudge/events';
-import { type ClaimedJob, enqueue, type QueryExecutor, queryRows } from '@nudge/queue';
+import { type ClaimedJob, enqueue, type QueryExecutor } from '@nudge/queue';
+import { deleteUnusedDevices } from '@nudge/users';
 
 export const TOKEN_CLEANUP = 'token_cleanup';
 export const DEFAULT_INACTIVE_DAYS = 60;
@@ -75,24 +76,10 @@ export class TokenCleanupService {
     const unseenSince = new Date(now.getTime() - inactiveDays * 86_400_000);
     const result: TokenCleanupResult = { deactivated: 0, stale: 0 };
     for (;;) {
-      // `active AND …` lets the planner use both partial indexes (devices_inactive_idx,
-      // devices_cleanup_idx); the outer condition re-checks rows a PUT reactivated meanwhile.
       // A stale device leaves with a `device.deactivated` event, in the same transaction; one a provider
       // rejected was announced when it was deactivated.
       const gone = await withTransaction(this.pool, async (tx) => {
-        const rows = await queryRows<{ id: string; userId: string; installationId: string; platform: string; active: boolean }>(
-          tx,
-          `WITH doomed AS (
-             SELECT id FROM devices
-              WHERE NOT active OR (active AND last_seen_at < $1)
-              LIMIT $2
-              FOR UPDATE SKIP LOCKED
-           )
-           DELETE FROM devices d USING doomed
-            WHERE d.id = doomed.id AND (NOT d.active OR d.last_seen_at < $1)
-           RETURNING d.id, d.user_id AS "userId", d.installation_id AS "installationId", d.platform, d.active`,
-          [unseenSince, BATCH],
-        );
+        const rows = await deleteUnusedDevices(tx, unseenSince, BATCH);
         await recordEvents(
           tx,
           rows

@@ -65,6 +65,21 @@ FROM jobs
 WHERE status = 'queued' AND run_at >= $1 AND run_at < $2
 GROUP BY 1, 2 ORDER BY 1, 2`;
 
+// The dashboard's completed/failed per minute chart. Read beside the
+// scrape's statements (not on any scrape): the same two index ranges as
+// SUCCEEDED_SINCE and FAILED_SINCE, bucketed by minute.
+export const THROUGHPUT_BY_MINUTE = `
+SELECT date_trunc('minute', finished_at) AS minute,
+       count(*) FILTER (WHERE succeeded)::integer AS succeeded,
+       count(*) FILTER (WHERE NOT succeeded)::integer AS failed
+FROM (
+  SELECT finished_at, true AS succeeded FROM jobs WHERE status = 'succeeded' AND finished_at >= $1 AND finished_at <= $2
+  UNION ALL
+  SELECT finished_at, false FROM job_runs
+  WHERE finished_at >= $1 AND finished_at <= $2 AND outcome IN ('failed', 'dead', 'lease_expired')
+) AS finished
+GROUP BY 1 ORDER BY 1`;
+
 export const JOB_RUNS = `
 SELECT attempt, worker, started_at, finished_at, outcome, error, next_run_at
 FROM job_runs WHERE job_id = $1 ORDER BY id`;

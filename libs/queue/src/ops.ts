@@ -194,6 +194,24 @@ export async function dueByMinute(executor: QueryExecutor, from: Date, to: Date)
   return rows.map((r) => ({ minute: toDate(r.minute), kind: r.kind, due: r.due }));
 }
 
+export interface ThroughputMinute {
+  /** Start of the minute. */
+  minute: Date;
+  /** Jobs that succeeded in that minute. */
+  succeeded: number;
+  /** Runs that failed, went dead or lost their lease in that minute. */
+  failed: number;
+}
+
+/** Finished jobs and failed runs in [from, to], per minute, oldest first; minutes with none are absent. */
+export async function throughputByMinute(executor: QueryExecutor, from: Date, to: Date): Promise<ThroughputMinute[]> {
+  const rows = await queryRows<{ minute: Date | string; succeeded: number; failed: number }>(executor, SQL.THROUGHPUT_BY_MINUTE, [
+    from,
+    to,
+  ]);
+  return rows.map((r) => ({ minute: toDate(r.minute), succeeded: r.succeeded, failed: r.failed }));
+}
+
 /** Histories of several jobs in one query (e.g. a reminder's deliveries), keyed by job id. */
 export async function getJobHistories(executor: QueryExecutor, jobs: readonly Job[]): Promise<Map<string, JobRun[]>> {
   const result = new Map<string, JobRun[]>(jobs.map((job) => [job.id, []]));

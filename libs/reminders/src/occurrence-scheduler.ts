@@ -1,7 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import type { Context } from '@opentelemetry/api';
 import { CONFIG, type Config } from '@nudge/config';
-import { cancelJobs, enqueue, enqueueMany, queryRows, type QueryExecutor } from '@nudge/queue';
+import { cancelJobs, enqueue, enqueueMany, getJobs, type QueryExecutor } from '@nudge/queue';
 import { loadCategoryPreferences, preferenceOf, underPreference } from '@nudge/users';
 import {
   chainState,
@@ -130,8 +130,7 @@ export class OccurrenceScheduler {
    */
   async release(tx: QueryExecutor, jobId: string, now: Date): Promise<boolean> {
     if ((await cancelJobs(tx, [jobId], now)).length > 0) return true;
-    const [job] = await queryRows<{ status: string }>(tx, `SELECT status FROM jobs WHERE id = $1`, [jobId]);
-    return job?.status !== 'running';
+    return (await getJobs(tx, [jobId])).get(jobId)?.status !== 'running';
   }
 
   /**

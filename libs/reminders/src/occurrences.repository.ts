@@ -1,5 +1,5 @@
 import { type NewEvent, recordEvents } from '@nudge/events';
-import { queryRows, type QueryExecutor } from '@nudge/queue';
+import { QUEUED_JOBS, queryRows, type QueryExecutor } from '@nudge/queue';
 import type { OccurrenceStatus, OccurrenceSkipReason } from './reminder-plan.js';
 
 // The statements on reminder_occurrences (one row per reminder and local
@@ -384,8 +384,8 @@ export async function pendingJobIds(db: QueryExecutor, reminderIds: readonly str
   if (reminderIds.length === 0) return [];
   const rows = await queryRows<{ id: string }>(
     db,
-    `SELECT m.job_id::text AS id FROM reminder_jobs m JOIN jobs j ON j.id = m.job_id
-      WHERE m.reminder_id = ANY($1::uuid[]) AND j.status = 'queued'`,
+    `SELECT m.job_id::text AS id FROM reminder_jobs m JOIN ${QUEUED_JOBS} j ON j.id = m.job_id
+      WHERE m.reminder_id = ANY($1::uuid[])`,
     [reminderIds],
   );
   return rows.map((r) => r.id);

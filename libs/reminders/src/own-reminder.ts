@@ -1,6 +1,6 @@
 import type { EntityManager } from 'typeorm';
 import { DomainError } from '@nudge/config';
-import { UserEntity } from '@nudge/users';
+import { loadUser } from '@nudge/users';
 import { ReminderEntity } from './reminder.entity.js';
 
 export const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
@@ -17,6 +17,6 @@ export async function loadOwnReminder(executor: EntityManager, userId: string, i
     ...(lock ? { lock: { mode: 'pessimistic_write' as const } } : {}),
   });
   if (!reminder) throw DomainError.notFound('The reminder');
-  const user = await executor.getRepository(UserEntity).findOneByOrFail({ id: userId });
+  const user = await loadUser(executor, userId);
   return { reminder, user };
 }

@@ -1,7 +1,8 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import type { DataSource } from 'typeorm';
-import { queryRows } from '@nudge/queue';
+import { DEVICE_DELIVERIES } from '@nudge/push';
+import { JOB_STATES, queryRows } from '@nudge/queue';
 import { loadOwnReminder } from './own-reminder.js';
 
 export interface DeliveryView {
@@ -32,13 +33,12 @@ export class ReminderDeliveriesService {
       this.dataSource.manager,
       `SELECT o.job_id, o.local_date, o.due_at, o.version, o.purpose, j.status, j.attempts, j.last_error,
               COALESCE(json_agg(json_build_object(
-                'installationId', d.installation_id, 'platform', pd.platform, 'provider', pd.provider,
+                'installationId', pd.installation_id, 'platform', pd.platform, 'provider', pd.provider,
                 'status', pd.status, 'error', COALESCE(pd.error, pd.skip_reason), 'updatedAt', pd.updated_at)
                 ORDER BY pd.created_at) FILTER (WHERE pd.job_id IS NOT NULL), '[]') AS devices
          FROM reminder_jobs o
-         LEFT JOIN jobs j ON j.id = o.job_id
-         LEFT JOIN push_deliveries pd ON pd.job_id = o.job_id
-         LEFT JOIN devices d ON d.id = pd.device_id
+         LEFT JOIN ${JOB_STATES} j ON j.id = o.job_id
+         LEFT JOIN ${DEVICE_DELIVERIES} pd ON pd.job_id = o.job_id
         WHERE o.reminder_id = $1
         GROUP BY o.job_id, o.local_date, o.due_at, o.version, o.purpose, j.status, j.attempts, j.last_error
         ORDER BY o.due_at DESC, o.job_id DESC

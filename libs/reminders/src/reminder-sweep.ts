@@ -4,7 +4,8 @@ import type { Logger } from 'pino';
 import { Counter, Registry } from 'prom-client';
 import { Clock, LOGGER, registeredMetric } from '@nudge/config';
 import { PG_POOL, withTransaction } from '@nudge/database';
-import { queryRows } from '@nudge/queue';
+import { queryRows, UNFINISHED_JOBS } from '@nudge/queue';
+import { USER_SETTINGS } from '@nudge/users';
 import { OccurrenceScheduler } from './occurrence-scheduler.js';
 import type { ReminderFacts, UserFacts } from './reminder-plan.js';
 
@@ -58,11 +59,11 @@ export class ReminderSweep {
         `SELECT r.id, r.user_id AS "userId", r.version, r.enabled, r.local_time AS "localTime", r.time_zone AS "reminderTimeZone",
                 r.recurrence, r.start_date AS "startDate", r.time_sensitive AS "timeSensitive", r.category, u.time_zone AS "timeZone",
                 u.quiet_hours_start AS "quietHoursStart", u.quiet_hours_end AS "quietHoursEnd"
-           FROM reminders r JOIN users u ON u.id = r.user_id
+           FROM reminders r JOIN ${USER_SETTINGS} u ON u.id = r.user_id
           WHERE r.enabled AND r.id > $1
             AND NOT EXISTS (
-              SELECT 1 FROM reminder_occurrences o JOIN jobs j ON j.id = o.job_id
-               WHERE o.reminder_id = r.id AND o.status = 'scheduled' AND j.status IN ('queued', 'running'))
+              SELECT 1 FROM reminder_occurrences o JOIN ${UNFINISHED_JOBS} j ON j.id = o.job_id
+               WHERE o.reminder_id = r.id AND o.status = 'scheduled')
           ORDER BY r.id
           LIMIT $2`,
         [after, BATCH],

@@ -3,7 +3,7 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import { type DataSource, type EntityManager, IsNull, Not } from 'typeorm';
 import { Clock, decodeCursor, DomainError, encodeCursor, invalidCursor } from '@nudge/config';
 import { localizedFields, mergePushOptions, resolveInterruptionLevel } from '@nudge/push';
-import { canonicalZoneOrFail, optionalCategory, UserEntity, UserEvents, UsersService } from '@nudge/users';
+import { canonicalZoneOrFail, loadUser, optionalCategory, UserEvents, UsersService } from '@nudge/users';
 import { OccurrenceScheduler } from './occurrence-scheduler.js';
 import { scheduledOccurrences } from './occurrences.repository.js';
 import { loadOwnReminder, UUID } from './own-reminder.js';
@@ -161,7 +161,7 @@ export class RemindersService implements OnModuleInit {
   // new zone. New quiet hours: the user's other reminders (pinned to a zone) re-plan too.
   private async replanAll(tx: EntityManager, userId: string, which: { following: boolean; pinned: boolean }): Promise<void> {
     if (!which.following && !which.pinned) return;
-    const user = await tx.getRepository(UserEntity).findOneByOrFail({ id: userId });
+    const user = await loadUser(tx, userId);
     const reminders = await tx.getRepository(ReminderEntity).find({
       where: which.following && which.pinned ? { userId } : { userId, timeZone: which.following ? IsNull() : Not(IsNull()) },
       lock: { mode: 'pessimistic_write' },
@@ -176,7 +176,7 @@ export class RemindersService implements OnModuleInit {
   }
 
   private async cancelAllFor(tx: EntityManager, userId: string): Promise<void> {
-    const user = await tx.getRepository(UserEntity).findOneByOrFail({ id: userId });
+    const user = await loadUser(tx, userId);
     const reminders = await tx.getRepository(ReminderEntity).find({ where: { userId } });
     for (const reminder of reminders) await this.scheduler.stop(tx, reminder, user, this.clock.now());
   }

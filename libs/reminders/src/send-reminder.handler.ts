@@ -4,10 +4,17 @@ import type pg from 'pg';
 import type { Logger } from 'pino';
 import { Clock, LOGGER } from '@nudge/config';
 import { PG_POOL, withTransaction } from '@nudge/database';
-import { deliveryOutcomeError, type DeliveryRequest, PushDelivery, type PushOptions, type SkipRecord } from '@nudge/push';
+import {
+  deliveryOutcomeError,
+  type DeliveryRequest,
+  jobsThatReachedADevice,
+  PushDelivery,
+  type PushOptions,
+  type SkipRecord,
+} from '@nudge/push';
 import { type BatchContext, type ClaimedJob, jobTraceContext, queryRows, SnoozeJob } from '@nudge/queue';
 import { nextOccurrence } from '@nudge/scheduling';
-import { loadCategoryPreferences, preferenceOf, underPreference } from '@nudge/users';
+import { loadCategoryPreferences, preferenceOf, underPreference, USER_SETTINGS } from '@nudge/users';
 import { type ChainLink, OccurrenceScheduler } from './occurrence-scheduler.js';
 import { clearSnoozes, deferOccurrences, type Settlement, settleOccurrences } from './occurrences.repository.js';
 import { textOf } from './reminder.view.js';
@@ -92,7 +99,7 @@ export class SendReminderHandler {
               o.due_at AS "dueAt", o.earliest_at AS "earliestAt", o.snoozed_until AS "snoozedUntil"
          FROM unnest($1::bigint[], $2::uuid[], $3::text[]) AS k(job_id, reminder_id, local_date)
          JOIN reminders r ON r.id = k.reminder_id
-         JOIN users u ON u.id = r.user_id
+         JOIN ${USER_SETTINGS} u ON u.id = r.user_id
          LEFT JOIN reminder_occurrences o ON o.reminder_id = k.reminder_id AND o.local_date = k.local_date`,
       [jobs.map((j) => j.id), jobs.map((j) => j.payload.reminderId), jobs.map((j) => j.payload.localDate)],
     );
@@ -188,14 +195,9 @@ export class SendReminderHandler {
     // before it went stale: then the occurrence was sent.
     const retried = settled.filter((s) => s.settlement.reason === 'stale');
     if (retried.length > 0) {
-      const reached = new Set(
-        (
-          await queryRows<{ jobId: string }>(
-            this.pool,
-            `SELECT DISTINCT job_id::text AS "jobId" FROM push_deliveries WHERE job_id = ANY($1::bigint[]) AND status = 'sent'`,
-            [retried.map((s) => s.job.id)],
-          )
-        ).map((r) => r.jobId),
+      const reached = await jobsThatReachedADevice(
+        this.pool,
+        retried.map((s) => s.job.id),
       );
       for (const s of retried) {
         if (!reached.has(s.job.id)) continue;
@@ -283,7 +285,7 @@ export class SendReminderHandler {
       `SELECT r.id, r.user_id AS "userId", r.enabled, r.version, r.local_time AS "localTime", r.time_zone AS "reminderTimeZone",
               r.recurrence, r.start_date AS "startDate", r.time_sensitive AS "timeSensitive", r.category, u.time_zone AS "timeZone",
               u.quiet_hours_start AS "quietHoursStart", u.quiet_hours_end AS "quietHoursEnd"
-         FROM reminders r JOIN users u ON u.id = r.user_id
+         FROM reminders r JOIN ${USER_SETTINGS} u ON u.id = r.user_id
         WHERE r.id = ANY($1::uuid[])
         FOR SHARE OF r`,
       [links.map((l) => l.reminder.id)],

@@ -19,6 +19,11 @@ export interface ProfileInput {
   notificationsEnabled?: boolean;
 }
 
+/** The user's profile, in the caller's transaction (another lib's, e.g. a reminder's re-plan); throws when absent. */
+export async function loadUser(tx: EntityManager, userId: string): Promise<UserEntity> {
+  return tx.getRepository(UserEntity).findOneByOrFail({ id: userId });
+}
+
 @Injectable()
 export class UsersService {
   constructor(
@@ -63,10 +68,10 @@ export class UsersService {
             now,
           ],
         );
-        return { user: await this.reload(tx, userId), created: true };
+        return { user: await loadUser(tx, userId), created: true };
       }
       await this.update(tx, before, values, now);
-      return { user: await this.reload(tx, userId), created: false };
+      return { user: await loadUser(tx, userId), created: false };
     });
   }
 
@@ -84,7 +89,7 @@ export class UsersService {
       if (input.followDeviceTimeZone !== undefined) values.followDeviceTimeZone = input.followDeviceTimeZone;
       if (input.notificationsEnabled !== undefined) values.notificationsEnabled = input.notificationsEnabled;
       await this.update(tx, before, values, this.clock.now());
-      return this.reload(tx, userId);
+      return loadUser(tx, userId);
     });
   }
 
@@ -123,10 +128,6 @@ export class UsersService {
     if (quietChanged || (zoneChanged && before.quietHoursStart !== null)) {
       await this.events.emitQuietHoursChanged(tx, before.id, zoneChanged);
     }
-  }
-
-  private async reload(tx: EntityManager, userId: string): Promise<UserEntity> {
-    return tx.getRepository(UserEntity).findOneByOrFail({ id: userId });
   }
 }
 

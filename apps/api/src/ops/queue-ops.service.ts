@@ -15,22 +15,8 @@ import {
   resumeKind,
   retryDeadJobs,
   retryJob,
+  throughputByMinute,
 } from '@nudge/queue';
-
-// The dashboard's completed/failed per minute chart. Read beside the queue's
-// own statements (not on any scrape): the same two index ranges as
-// SUCCEEDED_SINCE and FAILED_SINCE in libs/queue, bucketed by minute.
-const THROUGHPUT_BY_MINUTE = `
-SELECT date_trunc('minute', finished_at) AS minute,
-       count(*) FILTER (WHERE succeeded)::integer AS succeeded,
-       count(*) FILTER (WHERE NOT succeeded)::integer AS failed
-FROM (
-  SELECT finished_at, true AS succeeded FROM jobs WHERE status = 'succeeded' AND finished_at >= $1 AND finished_at <= $2
-  UNION ALL
-  SELECT finished_at, false FROM job_runs
-  WHERE finished_at >= $1 AND finished_at <= $2 AND outcome IN ('failed', 'dead', 'lease_expired')
-) AS finished
-GROUP BY 1 ORDER BY 1`;
 
 const SECRET_KEY = /token|secret|password|authorization|credential|private/i;
 
@@ -64,11 +50,11 @@ export class QueueOpsService {
     const now = this.clock.now();
     const byKind = await queueStats(this.pool, now);
     const from = new Date(Math.floor(now.getTime() / 60_000) * 60_000 - 59 * 60_000);
-    const { rows } = await this.pool.query<{ minute: Date; succeeded: number; failed: number }>(THROUGHPUT_BY_MINUTE, [from, now]);
+    const rows = await throughputByMinute(this.pool, from, now);
     return {
       generatedAt: now.toISOString(),
       kinds: Object.entries(byKind).map(([kind, stats]) => ({ kind, ...stats })),
-      lastHourByMinute: rows.map((r) => ({ minute: new Date(r.minute).toISOString(), succeeded: r.succeeded, failed: r.failed })),
+      lastHourByMinute: rows.map((r) => ({ minute: r.minute.toISOString(), succeeded: r.succeeded, failed: r.failed })),
     };
   }
 
