@@ -1,4 +1,3 @@
-import type { QueryExecutor } from '@nudge/queue';
 import type { PushOptions } from './push-options.js';
 
 // The port every push adapter implements. Workers hand it one message for one
