@@ -141,8 +141,6 @@ interface Send {
   summary: DeliverySummary;
   provider: PushProvider;
   collapseId: string;
-  /** The device's app: its pace is the (provider, app) bucket. */
-  appId: string;
   /** When the pace lets it go (performance.now() time); unset: at once. */
   dueAt?: number;
   outcome?: PushOutcome;
@@ -207,12 +205,7 @@ export class PushDelivery {
         [requests.map((r) => r.jobId), requests.map((r) => r.userId)],
       ),
     );
-    const byJob = new Map<string, LedgerDevice[]>();
-    for (const device of devices) {
-      const list = byJob.get(device.job_id);
-      if (list) list.push(device);
-      else byJob.set(device.job_id, [device]);
-    }
+    const byJob = groupBy(devices, (device) => device.job_id);
 
     // Each app's providers, built (or rebuilt after a PUT) on first use.
     const appProviders = new Map<string, PushProviders>();
@@ -253,7 +246,7 @@ export class PushDelivery {
           const waitUntil = failing && new Date(failing.checkedAt.getTime() + failingWaitMs(failing.since, failing.checkedAt));
           // Rejected credentials: wait for a re-check or new credentials, without calling the provider.
           if (waitUntil && waitUntil > now) wait(summary, device, provider.name, failing.reason, waitUntil);
-          else sends.push({ request, device, summary, provider, collapseId, appId: device.app_id, failing });
+          else sends.push({ request, device, summary, provider, collapseId, failing });
         }
       }
     }
@@ -285,8 +278,8 @@ export class PushDelivery {
     const pacer = this.pacer;
     const admitted: Send[] = [];
     await Promise.all(
-      [...groupBy(sends, (s) => `${s.provider.name}\u0000${s.appId}`).values()].map(async (group) => {
-        const admission = await pacer.admit({ provider: group[0]!.provider.name, appId: group[0]!.appId }, group.length);
+      [...groupBy(sends, paceKeyOf).values()].map(async (group) => {
+        const admission = await pacer.admit(paceKey(group[0]!), group.length);
         const admittedAt = performance.now();
         group.forEach((send, i) => {
           if (i < admission.granted) {
@@ -304,10 +297,10 @@ export class PushDelivery {
     const throttled = sends.filter((s) => s.outcome!.kind === 'throttled');
     if (throttled.length === 0) return;
     await Promise.all(
-      [...groupBy(throttled, (s) => `${s.provider.name}\u0000${s.appId}`).values()].map(async (group) => {
+      [...groupBy(throttled, paceKeyOf).values()].map(async (group) => {
         const retryAfters = group.map((s) => (s.outcome as { retryAfterSeconds?: number }).retryAfterSeconds ?? 0);
         const retryAfter = Math.max(...retryAfters) || undefined;
-        const key = { provider: group[0]!.provider.name, appId: group[0]!.appId };
+        const key = paceKey(group[0]!);
         const resumeAfterMs = this.pacer ? await this.pacer.throttled(key, group.length, retryAfter) : Math.max(1, retryAfter ?? 0) * 1000;
         for (const send of group) this.defer(send.summary, resumeAfterMs);
       }),
@@ -430,12 +423,12 @@ export class PushDelivery {
   // Each provider (of each app) gets its messages in one call (the simulated one records them in one
   // statement); paced sends in one call per tick of PACE_TICK_MS, when their tokens are due.
   private async sendAll(sends: Send[], options: SendOptions): Promise<void> {
-    const calls = groupBy(sends, (s) => `${s.appId}\u0000${s.provider.name}\u0000${Math.ceil((s.dueAt ?? 0) / PACE_TICK_MS)}`);
+    const calls = groupBy(sends, (s) => `${paceKeyOf(s)}\u0000${Math.ceil((s.dueAt ?? 0) / PACE_TICK_MS)}`);
     await Promise.all(
       [...calls.values()].map(async (group) => {
         const provider = group[0]!.provider;
         await waitUntil(Math.max(...group.map((s) => s.dueAt ?? 0)), options.signal);
-        const messages = group.map(({ request, device, collapseId, appId }): PushMessage => ({
+        const messages = group.map(({ request, device, collapseId }): PushMessage => ({
           token: device.push_token,
           platform: device.platform,
           ...textFor(request, device),
@@ -445,7 +438,7 @@ export class PushDelivery {
           timeSensitive: request.timeSensitive,
           actionCategory: request.actionCategory,
           ...request.pushOptions,
-          appId,
+          appId: device.app_id,
         }));
         const spans = tracingEnabled() ? group.map((send) => startPushSpan(provider.name, send)) : undefined;
         let outcomes: PushOutcome[];
@@ -594,6 +587,10 @@ function count(summary: DeliverySummary, device: LedgerDevice, outcome: PushOutc
       break;
   }
 }
+
+/** A send's pace: the bucket of its provider and its device's app. */
+const paceKey = (send: Send) => ({ provider: send.provider.name, appId: send.device.app_id });
+const paceKeyOf = (send: Send) => `${send.provider.name}\u0000${send.device.app_id}`;
 
 /** Sends of one pace tick go in one provider call. */
 const PACE_TICK_MS = 10;

@@ -22,7 +22,8 @@ import { claimKey, forgetKeys, storeAnswer } from './idempotency-keys.repository
 export const IDEMPOTENCY_KEY_HEADER = 'Idempotency-Key';
 /** Set on an answer that is a replay of the first one. */
 export const REPLAYED_HEADER = 'Idempotent-Replayed';
-const KEY = /^[\x21-\x7e]{1,255}$/;
+/** An idempotency key, in the header or a body field (POST /v1/notifications): 1–255 printable ASCII characters. */
+export const IDEMPOTENCY_KEY_PATTERN = /^[\x21-\x7e]{1,255}$/;
 const TRANSACTION = Symbol('nudge:idempotent-transaction');
 
 type GuardedRequest = Request & { auth?: TokenClaims; [TRANSACTION]?: EntityManager };
@@ -77,7 +78,7 @@ export class IdempotencyInterceptor implements NestInterceptor {
     const response = context.switchToHttp().getResponse<Response>();
     const key = request.headers[IDEMPOTENCY_KEY_HEADER.toLowerCase()];
     if (key === undefined) return next.handle();
-    if (typeof key !== 'string' || !KEY.test(key)) {
+    if (typeof key !== 'string' || !IDEMPOTENCY_KEY_PATTERN.test(key)) {
       throw DomainError.invalid([{ path: IDEMPOTENCY_KEY_HEADER, message: 'Idempotency-Key must be 1 to 255 printable ASCII characters' }]);
     }
     const principal = request.auth!.userId;

@@ -2,6 +2,7 @@ import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { IsBoolean, IsInt, IsObject, IsOptional, IsString, Length, Matches, Max, Min, ValidateIf } from 'class-validator';
 import { type LocalizedText, MAX_TTL_SECONDS } from '@nudge/push';
 import { CATEGORY_PATTERN, CATEGORY_RULE } from '@nudge/users';
+import { IDEMPOTENCY_KEY_PATTERN } from '../http/idempotency.interceptor.js';
 import { PushFieldsDto } from '../http/push-fields.dto.js';
 import { DefaultLocaleProperty, LocalizedTextProperty } from '../http/validators.js';
 
@@ -32,7 +33,7 @@ export class CreateNotificationDto extends PushFieldsDto {
 
   @ApiProperty({ example: 'order-1234-shipped', description: 'the event id: the same key twice makes one job (another body with it: 409)' })
   @IsString()
-  @Matches(/^[\x21-\x7e]{1,255}$/, { message: 'idempotencyKey must be 1 to 255 printable ASCII characters' })
+  @Matches(IDEMPOTENCY_KEY_PATTERN, { message: 'idempotencyKey must be 1 to 255 printable ASCII characters' })
   idempotencyKey: string;
 
   @ApiPropertyOptional({ default: false, description: "delivered through the user's quiet hours" })
