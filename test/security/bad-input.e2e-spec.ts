@@ -494,6 +494,24 @@ describe('bad input', () => {
     expect(res.status).toBe(status);
   });
 
+  it('regression: JSON in another charset than UTF-8 is a 415 problem and changes nothing (a NUL byte as UTF-16 was an empty PATCH, 200)', async () => {
+    for (const charset of ['utf-16', 'latin1']) {
+      const res = await api.request('PATCH', `/v1/reminders/${reminderId}`, {
+        token: alice,
+        rawBody: '\u0000',
+        headers: { 'content-type': `application/json; charset=${charset}` },
+      });
+      expect(res.status, charset).toBe(415);
+      expect(res.headers.get('content-type')).toContain('application/problem+json');
+    }
+    const utf8 = await api.request('PATCH', '/v1/me', {
+      token: alice,
+      rawBody: '{}',
+      headers: { 'content-type': 'application/json; charset=UTF-8' },
+    });
+    expect(utf8.status).toBe(200);
+  });
+
   it('regression: a form body is a 415 and a 20 KB URL a 431, both problem+json', async () => {
     const form = await api.request('PATCH', '/v1/me', {
       token: alice,

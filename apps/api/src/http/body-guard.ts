@@ -5,23 +5,28 @@ import { DomainError, type FieldError } from '@nudge/config';
 export const MAX_JSON_DEPTH = 32;
 
 const JSON_TYPE = /^application\/([a-z0-9.+-]+\+)?json\s*(;|$)/i;
+const CHARSET = /;\s*charset\s*=\s*"?([^";\s]*)/i;
 
 /** An error shaped like body-parser's, so the problem filter maps it as it maps theirs. */
-function unsupportedMediaType(): Error {
-  return Object.assign(new Error('unsupported media type'), { type: 'content.type.unsupported', status: 415, expose: true });
+function unsupportedMediaType(type: 'content.type.unsupported' | 'charset.unsupported'): Error {
+  return Object.assign(new Error('unsupported media type'), { type, status: 415, expose: true });
 }
 
 /**
  * Before the JSON body parser: a body that is not JSON is refused with 415
  * instead of being ignored (a PATCH with a form body would otherwise "succeed"
- * with no change).
+ * with no change), and so is JSON in another charset than UTF-8 (RFC 8259):
+ * body-parser would decode UTF-16, and a lone NUL byte as UTF-16 became an
+ * empty body, a PATCH that "succeeded".
  */
 export function requireJsonBody() {
   return (request: Request, _response: Response, next: NextFunction) => {
     const hasBody = request.headers['transfer-encoding'] !== undefined || Number(request.headers['content-length'] ?? 0) > 0;
-    if (hasBody && ['POST', 'PUT', 'PATCH'].includes(request.method) && !JSON_TYPE.test(request.headers['content-type'] ?? '')) {
-      return next(unsupportedMediaType());
-    }
+    if (!hasBody || !['POST', 'PUT', 'PATCH'].includes(request.method)) return next();
+    const contentType = request.headers['content-type'] ?? '';
+    if (!JSON_TYPE.test(contentType)) return next(unsupportedMediaType('content.type.unsupported'));
+    const charset = CHARSET.exec(contentType)?.[1]?.toLowerCase();
+    if (charset !== undefined && charset !== 'utf-8' && charset !== 'utf8') return next(unsupportedMediaType('charset.unsupported'));
     next();
   };
 }
