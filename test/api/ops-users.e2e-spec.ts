@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDatabase, type TestDatabase } from '../support/database.js';
 import { eventually, startTestApi, type TestApi } from '../support/api-app.js';
-import { ALICE_PHONE_TOKEN, ALICE_TABLET_TOKEN, buildOpsUserWeek, type OpsUserWeek, WEEK_END } from '../factories/ops-user-week.js';
+import { ALICE_PHONE_TOKEN, ALICE_TABLET_TOKEN, buildOpsUserWeek, OPS_USER_WEEK_WORKER, type OpsUserWeek, WEEK_END } from '../factories/ops-user-week.js';
 
 interface Entry {
   kind: string;
@@ -25,7 +25,7 @@ describe('ops: a user, delivery health and what is coming', () => {
 
   beforeAll(async () => {
     db = await createTestDatabase();
-    api = await startTestApi({ databaseUrl: db.url, worker: { pollIntervalMs: 20 } });
+    api = await startTestApi({ databaseUrl: db.url, worker: OPS_USER_WEEK_WORKER });
     week = await buildOpsUserWeek(api, db);
   }, 120_000);
   afterAll(async () => {

@@ -1,7 +1,7 @@
 import { copyFileSync, mkdirSync } from 'node:fs';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { ALICE_PHONE_TOKEN, ALICE_TABLET_TOKEN, buildOpsUserWeek, WEEK_END } from '../factories/ops-user-week.js';
+import { ALICE_PHONE_TOKEN, ALICE_TABLET_TOKEN, buildOpsUserWeek, OPS_USER_WEEK_WORKER, WEEK_END } from '../factories/ops-user-week.js';
 import { clearProviderFailures, markProvidersFailing } from '@nudge/push';
 import { launchTestBrowser, type TestBrowser } from '../support/browser.js';
 import { createTestDatabase, type TestDatabase } from '../support/database.js';
@@ -23,7 +23,7 @@ describe.skipIf(CHROMIUM === null)(CHROMIUM === null ? `${TITLE} (skipped: ${inj
 
   beforeAll(async () => {
     db = await createTestDatabase();
-    api = await startTestApi({ databaseUrl: db.url, worker: { pollIntervalMs: 20 } });
+    api = await startTestApi({ databaseUrl: db.url, worker: OPS_USER_WEEK_WORKER });
     ({ ops } = await buildOpsUserWeek(api, db));
     browser = await launchTestBrowser(CHROMIUM!);
     page = browser.page;

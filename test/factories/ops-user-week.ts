@@ -23,6 +23,14 @@ export const WEEK_END = '2027-03-04T11:30:00.000Z';
 export const ALICE_PHONE_TOKEN = 'sim-alice-phone-token-7a1b';
 export const ALICE_TABLET_TOKEN = 'sim-invalid-alice-tablet-3c4d';
 
+/**
+ * The worker settings for a week's API: no recurring jobs. The daily token cleanup
+ * deletes every deactivated device (alice's tablet) once the worker's next
+ * maintenance tick (every few real seconds) sees the pinned clock on 03-04 — a
+ * spec that read the week more than ~20 s after building it found the tablet gone.
+ */
+export const OPS_USER_WEEK_WORKER = { pollIntervalMs: 20, recurring: [] };
+
 export interface OpsUserWeek {
   ops: string;
   pill: string;
