@@ -1,7 +1,14 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDatabase, type TestDatabase } from '../support/database.js';
 import { eventually, startTestApi, type TestApi } from '../support/api-app.js';
-import { ALICE_PHONE_TOKEN, ALICE_TABLET_TOKEN, buildOpsUserWeek, OPS_USER_WEEK_WORKER, type OpsUserWeek, WEEK_END } from '../factories/ops-user-week.js';
+import {
+  ALICE_PHONE_TOKEN,
+  ALICE_TABLET_TOKEN,
+  buildOpsUserWeek,
+  OPS_USER_WEEK_WORKER,
+  type OpsUserWeek,
+  WEEK_END,
+} from '../factories/ops-user-week.js';
 
 interface Entry {
   kind: string;
