@@ -2,7 +2,7 @@ import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { VARIABLES } from '@nudge/config';
+import { configurationTable, VARIABLES, withConfigurationTable } from '@nudge/config';
 
 // The README and docs/ are checked like code: the configuration page against
 // the config schema (a variable written in the schema alone would otherwise
@@ -67,6 +67,26 @@ describe('docs/configuration.md', () => {
 
   it('lists exactly the variables of the config schema, in its order', () => {
     expect(rows.map((r) => r.name)).toEqual(VARIABLES.map((v) => v.name));
+  });
+
+  it('is the table rendered from the schema: defaults, ranges, allowed words, rules and meanings (npx tsx libs/config/src/cli/configuration-docs.ts)', () => {
+    const page = read('docs/configuration.md');
+    expect(page).toContain(configurationTable());
+    expect(page).toBe(withConfigurationTable(page));
+  });
+
+  it("shows each integer's range and each choice's words from the schema, and no meaning restates a range of its own", () => {
+    const accepts = (name: string) => read('docs/configuration.md').match(new RegExp(`^\\| \`${name}\` \\|[^|]*\\| ([^|]*) \\|`, 'm'))?.[1];
+    expect(accepts('JOB_RETENTION_DAYS')).toBe('1–3650');
+    expect(accepts('EVENTS_RETENTION_HOURS')).toBe('25–87600');
+    expect(accepts('ROLE')).toBe('`all`, `api`, `worker`');
+    expect(accepts('LOG_LEVEL')).toBe('`trace`, `debug`, `info`, `warn`, `error`, `fatal`, `silent`');
+    expect(accepts('APNS_KEY_FILE')).toMatch(/needs `APNS_KEY_ID`, `APNS_TEAM_ID`, `APNS_TOPIC`/);
+    for (const variable of VARIABLES) {
+      if (variable.kind.min !== undefined) expect(accepts(variable.name), variable.name).toBe(`${variable.kind.min}–${variable.kind.max}`);
+      // A range in the prose would be a second copy that can drift from the declared one.
+      expect(variable.description, variable.name).not.toMatch(/\d\s*[–-]\s*\d/);
+    }
   });
 
   it("shows each variable's default as the schema has it, and none where it has none", () => {

@@ -8,3 +8,4 @@ export * from './process-lifecycle.js';
 export * from './tracing.js';
 export * from './cursor.js';
 export * from './registered-metric.js';
+export * from './configuration-docs.js';

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { VARIABLES } from './config.schema.js';
 import { ConfigError, loadConfig } from './load-config.js';
 
 function problemsOf(env: Record<string, string>): string[] {
@@ -125,5 +126,88 @@ describe('loadConfig', () => {
     );
     expect(problemsOf({ ...provider, AUTH_JWKS_URL: 'http://127.0.0.1:8080/jwks.json' })).toEqual([]);
     expect(problemsOf({ AUTH_ISSUER: 'https://issuer' })).toEqual(['AUTH_ISSUER is only used with AUTH_JWKS_URL, which is not set']);
+  });
+
+  describe('applies every declaration of the schema', () => {
+    const at = (config: unknown, path: string) => path.split('.').reduce((node: any, key) => node?.[key], config);
+
+    it('accepts both ends of every declared range and refuses one past each, with the range in the message', () => {
+      const integers = VARIABLES.filter((v) => v.kind.min !== undefined);
+      expect(integers.map((v) => v.name)).toEqual(expect.arrayContaining(['PORT', 'JOB_RETENTION_DAYS', 'EVENTS_RETENTION_HOURS']));
+      for (const { name, kind } of integers) {
+        const [min, max] = [kind.min!, kind.max!];
+        for (const inside of [min, max]) expect(problemsOf({ [name]: String(inside) }), `${name}=${inside}`).toEqual([]);
+        for (const outside of [min - 1, max + 1]) {
+          expect(problemsOf({ [name]: String(outside) }), `${name}=${outside}`).toEqual([
+            `${name} must be a whole number from ${min} to ${max}, got "${outside}"`,
+          ]);
+        }
+      }
+    });
+
+    it('pins the ranges that operators rely on', () => {
+      expect(problemsOf({ JOB_RETENTION_DAYS: '3651', EVENTS_RETENTION_HOURS: '24', PORT: '65536' })).toEqual([
+        'PORT must be a whole number from 1 to 65535, got "65536"',
+        'JOB_RETENTION_DAYS must be a whole number from 1 to 3650, got "3651"',
+        'EVENTS_RETENTION_HOURS must be a whole number from 25 to 87600, got "24"',
+      ]);
+    });
+
+    it('accepts every declared word of a choice and refuses any other', () => {
+      const choices = VARIABLES.filter((v) => v.kind.values !== undefined);
+      expect(choices.map((v) => v.name)).toEqual(expect.arrayContaining(['ROLE', 'LOG_LEVEL', 'SKIP_MIGRATIONS']));
+      for (const { name, kind } of choices) {
+        for (const word of kind.values!) expect(problemsOf({ [name]: word }), `${name}=${word}`).toEqual([]);
+        expect(problemsOf({ [name]: 'bogus' })).toEqual([`${name} must be one of ${kind.values!.join(', ')}, got "bogus"`]);
+      }
+    });
+
+    it("puts each variable's value where its declaration says, and its default when unset", () => {
+      const defaults = loadConfig({});
+      for (const variable of VARIABLES.filter((v) => v.at !== undefined)) {
+        if (variable.default === undefined) expect(at(defaults, variable.at!), variable.name).toBeUndefined();
+        else expect(at(defaults, variable.at!), variable.name).toEqual(at(loadConfig({ [variable.name]: variable.default }), variable.at!));
+      }
+      expect(
+        loadConfig({ JOB_TIMEOUT_GRACE_SECONDS: '7', APNS_PRODUCTION: '1', LOG_LEVEL: 'warn', APNS_MAX_PER_SECOND: '9' }),
+      ).toMatchObject({
+        jobTimeouts: { graceSeconds: 7 },
+        apns: { production: true },
+        logLevel: 'warn',
+        pacing: { apns: 9 },
+      });
+      expect(at(defaults, 'expo.baseUrl')).toBe('https://exp.host');
+    });
+
+    it('never echoes the value of any variable marked sensitive, whatever its kind refuses', () => {
+      const secrets = VARIABLES.filter((v) => v.sensitive);
+      expect(secrets.map((v) => v.name)).toEqual(expect.arrayContaining(['DATABASE_URL', 'AUTH_JWT_SECRET', 'NUDGE_SECRET_KEY']));
+      for (const { name, kind } of secrets) {
+        const bad = 'hunter2 !';
+        if ('value' in kind.parse(bad)) continue; // the kind takes any text: nothing to refuse
+        const problems = problemsOf({ [name]: bad });
+        expect(problems.join('\n'), name).toMatch(new RegExp(`^${name} must be`));
+        expect(problems.join('\n'), name).not.toContain('hunter2');
+      }
+    });
+
+    it('names only declared variables in its rules, and keeps the three VAPID_* together', () => {
+      const names = new Set(VARIABLES.map((v) => v.name));
+      for (const v of VARIABLES)
+        for (const other of [...(v.requires ?? []), ...(v.onlyWith ? [v.onlyWith] : [])]) expect(names).toContain(other);
+      expect(problemsOf({ VAPID_PUBLIC_KEY: 'k', VAPID_SUBJECT: 'mailto:ops@example.com' })).toEqual([
+        'VAPID_PRIVATE_KEY is required when VAPID_PUBLIC_KEY is set',
+      ]);
+      expect(problemsOf({ VAPID_SUBJECT: 'someone' })).toEqual([
+        'VAPID_SUBJECT must be a mailto: or https:// URL, got "someone"',
+        'VAPID_PUBLIC_KEY is required when VAPID_SUBJECT is set',
+        'VAPID_PRIVATE_KEY is required when VAPID_SUBJECT is set',
+      ]);
+    });
+
+    it('turns Expo on with an access token alone', () => {
+      expect(loadConfig({}).expo.enabled).toBe(false);
+      expect(loadConfig({ EXPO_ACCESS_TOKEN: 't' }).expo).toMatchObject({ enabled: true, accessToken: 't' });
+    });
   });
 });

@@ -1,4 +1,4 @@
-import { type AuthProviderConfig, type Config, DEVELOPMENT_JWT_SECRET, type Role, VARIABLES } from './config.schema.js';
+import { type AuthProviderConfig, type Config, DEVELOPMENT_JWT_SECRET, type Values, VARIABLES } from './config.schema.js';
 
 export class ConfigError extends Error {
   constructor(readonly problems: string[]) {
@@ -10,218 +10,76 @@ export class ConfigError extends Error {
 type Env = Record<string, string | undefined>;
 
 /**
- * Reads and validates the environment. Throws a ConfigError naming every bad
- * variable; the value of a sensitive variable never appears in the message.
+ * Reads and validates the environment by the entries of VARIABLES. Throws a
+ * ConfigError naming every bad variable; the value of a sensitive variable
+ * never appears in the message. An empty value counts as unset.
  */
 export function loadConfig(env: Env = process.env): Config {
   const problems: string[] = [];
-  const raw = (name: string): string | undefined => {
-    const value = env[name];
-    if (value !== undefined && value.trim() !== '') return value.trim();
-    return VARIABLES.find((v) => v.name === name)?.default;
-  };
-  const shown = (name: string, value: string) => (VARIABLES.find((v) => v.name === name)?.sensitive ? '(hidden)' : JSON.stringify(value));
+  const given = (name: string): string | undefined => env[name]?.trim() || undefined;
 
-  const integer = (name: string, min: number, max: number): number => {
-    const value = raw(name) ?? '';
-    if (!/^\d+$/.test(value) || Number(value) < min || Number(value) > max) {
-      problems.push(`${name} must be a whole number from ${min} to ${max}, got ${shown(name, value)}`);
-      return min;
+  const read: Record<string, unknown> = {};
+  const placed: Record<string, unknown> = {};
+  for (const variable of VARIABLES) {
+    const value = given(variable.name) ?? variable.default;
+    const parsed = value === undefined ? { value: undefined } : variable.kind.parse(value);
+    if ('expected' in parsed) {
+      const got = variable.sensitive ? '' : `, got ${JSON.stringify(value)}`;
+      problems.push(`${variable.name} must be ${parsed.expected}${got}`);
     }
-    return Number(value);
-  };
-  const oneOf = <T extends string>(name: string, allowed: readonly T[]): T => {
-    const value = raw(name) ?? '';
-    if (!allowed.includes(value as T)) {
-      problems.push(`${name} must be one of ${allowed.join(', ')}, got ${shown(name, value)}`);
-      return allowed[0];
-    }
-    return value as T;
-  };
-  const optionalInteger = (name: string, min: number, max: number): number | undefined =>
-    raw(name) === undefined ? undefined : integer(name, min, max);
-  const flag = (name: string): boolean => oneOf(name, ['true', 'false', '1', '0'] as const) === 'true' || raw(name) === '1';
-
-  const nodeEnv = raw('NODE_ENV') ?? 'development';
-  const databaseUrl = raw('DATABASE_URL');
-  if (databaseUrl !== undefined && !/^postgres(ql)?:\/\//.test(databaseUrl)) {
-    problems.push('DATABASE_URL must be a postgres:// or postgresql:// URL');
-  }
-
-  let authJwtSecret = raw('AUTH_JWT_SECRET');
-  let usingDevelopmentSecret = false;
-  if (authJwtSecret === undefined) {
-    if (nodeEnv === 'production') problems.push('AUTH_JWT_SECRET is required when NODE_ENV=production');
-    authJwtSecret = DEVELOPMENT_JWT_SECRET;
-    usingDevelopmentSecret = true;
-  } else if (authJwtSecret.length < 32) {
-    problems.push('AUTH_JWT_SECRET must be at least 32 characters long');
-  }
-
-  const authProvider = identityProvider(raw, integer, problems);
-
-  const apns = {
-    keyFile: raw('APNS_KEY_FILE'),
-    keyId: raw('APNS_KEY_ID'),
-    teamId: raw('APNS_TEAM_ID'),
-    topic: raw('APNS_TOPIC'),
-    production: flag('APNS_PRODUCTION'),
-  };
-  if (apns.keyFile !== undefined) {
-    for (const [name, value] of [
-      ['APNS_KEY_ID', apns.keyId],
-      ['APNS_TEAM_ID', apns.teamId],
-      ['APNS_TOPIC', apns.topic],
-    ] as const) {
-      if (value === undefined) problems.push(`${name} is required when APNS_KEY_FILE is set`);
+    read[variable.name] = 'value' in parsed ? parsed.value : undefined;
+    if (variable.at !== undefined) {
+      const [group, key] = variable.at.split('.') as [string, string | undefined];
+      if (key === undefined) placed[group] = read[variable.name];
+      else ((placed[group] ??= {}) as Record<string, unknown>)[key] = read[variable.name];
     }
   }
 
-  const webPush = {
-    vapidPublicKey: raw('VAPID_PUBLIC_KEY'),
-    vapidPrivateKey: raw('VAPID_PRIVATE_KEY'),
-    vapidSubject: raw('VAPID_SUBJECT'),
-  };
-  const vapid = [
-    ['VAPID_PUBLIC_KEY', webPush.vapidPublicKey],
-    ['VAPID_PRIVATE_KEY', webPush.vapidPrivateKey],
-    ['VAPID_SUBJECT', webPush.vapidSubject],
-  ] as const;
-  if (vapid.some(([, value]) => value !== undefined)) {
-    for (const [name, value] of vapid) if (value === undefined) problems.push(`${name} is required when any VAPID_* variable is set`);
-  }
-  if (webPush.vapidSubject !== undefined && !/^(mailto:|https:\/\/)/.test(webPush.vapidSubject)) {
-    problems.push('VAPID_SUBJECT must be a mailto: or https:// URL');
+  // Rules between variables, in the schema's order, after every bad value.
+  const reported = new Set<string>();
+  for (const variable of VARIABLES) {
+    const isSet = given(variable.name) !== undefined;
+    for (const name of isSet ? (variable.requires ?? []) : []) {
+      if (given(name) === undefined && !reported.has(name)) {
+        reported.add(name);
+        problems.push(`${name} is required when ${variable.name} is set`);
+      }
+    }
+    if (isSet && variable.onlyWith !== undefined && given(variable.onlyWith) === undefined) {
+      problems.push(`${variable.name} is only used with ${variable.onlyWith}, which is not set`);
+    }
   }
 
-  const expoBaseUrl = raw('EXPO_BASE_URL')!;
-  serviceUrl(expoBaseUrl, 'EXPO_BASE_URL', problems);
-
-  const config: Config = {
-    nodeEnv,
-    databaseUrl,
-    port: integer('PORT', 1, 65535),
-    role: oneOf<Role>('ROLE', ['all', 'api', 'worker']),
-    authJwtSecret,
-    usingDevelopmentSecret,
-    authProvider,
-    workerConcurrency: integer('WORKER_CONCURRENCY', 1, 1000),
-    notificationConcurrency: integer('NOTIFICATION_CONCURRENCY', 0, 1000),
-    jobLeaseSeconds: integer('JOB_LEASE_SECONDS', 5, 86_400),
-    jobTimeouts: {
-      sendReminderSeconds: integer('SEND_REMINDER_TIMEOUT_SECONDS', 1, 3_600),
-      sendNotificationSeconds: integer('SEND_NOTIFICATION_TIMEOUT_SECONDS', 1, 3_600),
-      graceSeconds: integer('JOB_TIMEOUT_GRACE_SECONDS', 0, 600),
-    },
-    reminderJitterSeconds: integer('REMINDER_JITTER_SECONDS', 0, 3_600),
-    jobRetentionDays: integer('JOB_RETENTION_DAYS', 1, 3_650),
-    jobDeadRetentionDays: integer('JOB_DEAD_RETENTION_DAYS', 1, 3_650),
-    eventsRetentionHours: integer('EVENTS_RETENTION_HOURS', 25, 87_600),
-    skipMigrations: flag('SKIP_MIGRATIONS'),
-    logLevel: oneOf('LOG_LEVEL', ['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'] as const),
-    workerHealthFile: raw('WORKER_HEALTH_FILE'),
-    workerMetricsPort: integer('WORKER_METRICS_PORT', 0, 65535),
-    rateLimitPerMinute: integer('RATE_LIMIT_PER_MINUTE', 0, 1_000_000),
-    rateLimitPerIpPerMinute: integer('RATE_LIMIT_PER_IP_PER_MINUTE', 0, 1_000_000),
-    notificationsPerUserPerHour: integer('NOTIFICATIONS_PER_USER_PER_HOUR', 0, 1_000_000),
-    apns,
-    fcm: { serviceAccountFile: raw('FCM_SERVICE_ACCOUNT_FILE') },
-    webPush,
-    expo: {
-      enabled: flag('EXPO_PUSH_ENABLED') || raw('EXPO_ACCESS_TOKEN') !== undefined,
-      accessToken: raw('EXPO_ACCESS_TOKEN'),
-      baseUrl: expoBaseUrl,
-    },
-    pacing: {
-      fcm: integer('FCM_MAX_PER_SECOND', 1, 1_000_000),
-      expo: integer('EXPO_MAX_PER_SECOND', 1, 1_000_000),
-      apns: optionalInteger('APNS_MAX_PER_SECOND', 1, 1_000_000),
-      webpush: optionalInteger('WEB_PUSH_MAX_PER_SECOND', 1, 1_000_000),
-    },
-    simulatedPushHang: flag('SIMULATED_PUSH_HANG'),
-    secretKey: secretKey(raw('NUDGE_SECRET_KEY'), problems),
-    tracing: { otlpEndpoint: otlpEndpoint(raw, problems), serviceName: raw('OTEL_SERVICE_NAME') },
-  };
+  const values = read as Values;
+  const config = placed as Omit<Config, 'authJwtSecret' | 'usingDevelopmentSecret' | 'authProvider'>;
+  // The production-secret rule reads two variables and substitutes a value, so it is written here.
+  const usingDevelopmentSecret = given('AUTH_JWT_SECRET') === undefined;
+  if (usingDevelopmentSecret && values.NODE_ENV === 'production') {
+    problems.push('AUTH_JWT_SECRET is required when NODE_ENV=production');
+  }
   if (problems.length > 0) throw new ConfigError(problems);
-  return config;
-}
 
-function otlpEndpoint(raw: (name: string) => string | undefined, problems: string[]): string | undefined {
-  const value = raw('OTEL_EXPORTER_OTLP_ENDPOINT');
-  if (value === undefined) return undefined;
-  let url: URL | undefined;
-  try {
-    url = new URL(value);
-  } catch {
-    // reported below
-  }
-  if (!url || (url.protocol !== 'http:' && url.protocol !== 'https:') || url.search || url.hash) {
-    problems.push(`OTEL_EXPORTER_OTLP_ENDPOINT must be an http:// or https:// URL without query, got ${JSON.stringify(value)}`);
-    return undefined;
-  }
-  return value;
-}
-
-/** NUDGE_SECRET_KEY: 32 bytes or more, as hex or base64 (standard or url-safe); a passphrase is refused. */
-function secretKey(value: string | undefined, problems: string[]): Buffer | undefined {
-  if (value === undefined) return undefined;
-  const bytes = /^(?:[0-9a-fA-F]{2})+$/.test(value)
-    ? Buffer.from(value, 'hex')
-    : /^[A-Za-z0-9+/_-]+={0,2}$/.test(value)
-      ? Buffer.from(value, 'base64')
-      : undefined;
-  if (!bytes || bytes.length < 32) {
-    problems.push('NUDGE_SECRET_KEY must be at least 32 random bytes as hex or base64 (e.g. `openssl rand -base64 32`)');
-    return undefined;
-  }
-  return bytes;
-}
-
-const LOOPBACK_HOSTS = new Set(['127.0.0.1', 'localhost', '[::1]']);
-const PROVIDER_ONLY = ['AUTH_ISSUER', 'AUTH_AUDIENCE', 'AUTH_SCOPE_CLAIM'] as const;
-
-function identityProvider(
-  raw: (name: string) => string | undefined,
-  integer: (name: string, min: number, max: number) => number,
-  problems: string[],
-): AuthProviderConfig | undefined {
-  const jwksCooldownSeconds = integer('AUTH_JWKS_COOLDOWN_SECONDS', 1, 3_600);
-  const url = raw('AUTH_JWKS_URL');
-  if (url === undefined) {
-    for (const name of PROVIDER_ONLY) {
-      if (raw(name) !== undefined) problems.push(`${name} is only used with AUTH_JWKS_URL, which is not set`);
-    }
-    return undefined;
-  }
-  // Keys fetched over plain HTTP could be swapped on the way; loopback is for tests and sidecars.
-  const jwksUrl = serviceUrl(url, 'AUTH_JWKS_URL', problems);
-  // Without both, any token the provider signs for any of its customers would
-  // pass (Firebase signs every project's tokens with the same keys).
-  const issuer = raw('AUTH_ISSUER');
-  const audience = raw('AUTH_AUDIENCE');
-  if (issuer === undefined) problems.push('AUTH_ISSUER is required when AUTH_JWKS_URL is set');
-  if (audience === undefined) problems.push('AUTH_AUDIENCE is required when AUTH_JWKS_URL is set');
   return {
-    jwksUrl: jwksUrl ?? new URL('https://invalid.invalid/'),
-    issuer: issuer ?? '',
-    audience: audience ?? '',
-    userClaim: raw('AUTH_USER_CLAIM') ?? 'sub',
-    scopeClaim: raw('AUTH_SCOPE_CLAIM'),
-    jwksCooldownSeconds,
+    ...config,
+    authJwtSecret: values.AUTH_JWT_SECRET ?? DEVELOPMENT_JWT_SECRET,
+    usingDevelopmentSecret,
+    authProvider: identityProvider(values),
+    // An access token is only for Expo's service: giving one turns it on.
+    expo: { ...config.expo, enabled: config.expo.enabled || values.EXPO_ACCESS_TOKEN !== undefined },
   };
 }
 
-/** A service's URL: https, or http on loopback only (a test's fake, a sidecar); undefined (and a problem) otherwise. */
-function serviceUrl(value: string, name: string, problems: string[]): URL | undefined {
-  let parsed: URL | undefined;
-  try {
-    parsed = new URL(value);
-  } catch {
-    // reported below
-  }
-  if (!parsed || !(parsed.protocol === 'https:' || (parsed.protocol === 'http:' && LOOPBACK_HOSTS.has(parsed.hostname)))) {
-    problems.push(`${name} must be an https:// URL (http:// only on loopback), got ${JSON.stringify(value)}`);
-    return undefined;
-  }
-  return parsed;
+/** The AUTH_* variables as one object, present only when AUTH_JWKS_URL is (the schema's rules saw to the rest). */
+function identityProvider(values: Values): AuthProviderConfig | undefined {
+  if (values.AUTH_JWKS_URL === undefined) return undefined;
+  return {
+    jwksUrl: new URL(values.AUTH_JWKS_URL),
+    // Required with the URL: without both, any token the provider signs for any
+    // of its customers would pass (Firebase signs every project's tokens with the same keys).
+    issuer: values.AUTH_ISSUER!,
+    audience: values.AUTH_AUDIENCE!,
+    userClaim: values.AUTH_USER_CLAIM,
+    scopeClaim: values.AUTH_SCOPE_CLAIM,
+    jwksCooldownSeconds: values.AUTH_JWKS_COOLDOWN_SECONDS,
+  };
 }
