@@ -8,7 +8,10 @@ type EntityTarget = Function | string | EntitySchema;
 // The one description of Nudge's database for TypeORM: Nest builds its
 // connection from it, and the migration CLI uses it as it is. Schema changes
 // happen only through migrations, never `synchronize`.
-export function dataSourceOptions(url: string, entities: MixedList<EntityTarget> = []): DataSourceOptions {
+export function dataSourceOptions(
+  url: string,
+  entities: MixedList<EntityTarget> = [],
+): DataSourceOptions & { extra: { max: number; application_name: string; connectionTimeoutMillis: number } } {
   return {
     type: 'postgres',
     url,
@@ -18,7 +21,9 @@ export function dataSourceOptions(url: string, entities: MixedList<EntityTarget>
     migrationsTransactionMode: 'each',
     synchronize: false,
     logging: false,
-    extra: { max: 10, application_name: 'nudge' },
+    // The process's one pool (PG_POOL is this pool too: database.module.ts). A request
+    // that cannot get a connection in 5 s fails (503) rather than queueing unboundedly.
+    extra: { max: 20, application_name: 'nudge', connectionTimeoutMillis: 5_000 },
   };
 }
 

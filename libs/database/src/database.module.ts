@@ -1,26 +1,31 @@
-import { type DynamicModule, Global, Inject, Module, type OnApplicationShutdown } from '@nestjs/common';
-import { TypeOrmModule } from '@nestjs/typeorm';
-import pg from 'pg';
+import { type DynamicModule, Global, Module } from '@nestjs/common';
+import { getDataSourceToken, TypeOrmModule } from '@nestjs/typeorm';
+import type pg from 'pg';
+import type { DataSource } from 'typeorm';
+import type { PostgresDriver } from 'typeorm/driver/postgres/PostgresDriver.js';
 import { dataSourceOptions } from './data-source.js';
 
 export const PG_POOL = Symbol('PG_POOL');
 
 /**
  * The TypeORM connection for the domain modules (entities register themselves
- * with TypeOrmModule.forFeature) and a small `pg` pool for hot paths that talk
- * SQL directly, such as the job queue.
+ * with TypeOrmModule.forFeature), and its `pg` pool as PG_POOL for the hot
+ * paths that talk SQL directly: one pool per process for both, so a TypeORM
+ * transaction and a raw statement wait for the same connections. TypeORM ends
+ * the pool when Nest shuts down (after the worker has stopped, in
+ * beforeApplicationShutdown). The queue's worker keeps a pool of its own.
  */
 @Global()
 @Module({})
-export class DatabaseModule implements OnApplicationShutdown {
-  constructor(@Inject(PG_POOL) private readonly pool: pg.Pool) {}
-
+export class DatabaseModule {
   static forRoot(options: { url: string; poolSize?: number }): DynamicModule {
+    const base = dataSourceOptions(options.url);
     return {
       module: DatabaseModule,
       imports: [
         TypeOrmModule.forRoot({
-          ...dataSourceOptions(options.url),
+          ...base,
+          extra: { ...base.extra, max: options.poolSize ?? base.extra.max },
           autoLoadEntities: true,
           // Migrations are run before Nest boots, under an advisory lock.
           migrationsRun: false,
@@ -29,25 +34,11 @@ export class DatabaseModule implements OnApplicationShutdown {
       providers: [
         {
           provide: PG_POOL,
-          useFactory: () => {
-            const pool = new pg.Pool({
-              connectionString: options.url,
-              max: options.poolSize ?? 10,
-              application_name: 'nudge',
-              connectionTimeoutMillis: 5_000,
-            });
-            // An idle client that loses its connection (database restart) must
-            // not crash the process; the pool replaces it on next use.
-            pool.on('error', () => undefined);
-            return pool;
-          },
+          inject: [getDataSourceToken()],
+          useFactory: (dataSource: DataSource): pg.Pool => (dataSource.driver as PostgresDriver).master as pg.Pool,
         },
       ],
       exports: [PG_POOL],
     };
-  }
-
-  async onApplicationShutdown(): Promise<void> {
-    await this.pool.end();
   }
 }
