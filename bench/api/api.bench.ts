@@ -6,7 +6,7 @@
 // (RATE_LIMIT_PER_MINUTE=0, RATE_LIMIT_PER_IP_PER_MINUTE=0); any 429 is still
 // counted apart from other errors.
 import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { resolve } from 'node:path';
 import { signToken } from '../../apps/api/src/auth/jwt.js';
@@ -45,6 +45,8 @@ export interface EndpointRun {
   errors: number;
   throttled: number;
   requests: number;
+  /** The API process's CPU time (user + system, all threads) per request, ms; null where /proc is missing. */
+  cpuMsPerRequest: number | null;
 }
 
 export interface ApiFigures {
@@ -53,13 +55,30 @@ export interface ApiFigures {
   runs: { get: EndpointRun[]; post: EndpointRun[] };
 }
 
-export async function apiBench(adminUrl: string, seconds: number, runs: number, log: (line: string) => void): Promise<ApiFigures> {
-  if (!existsSync(resolve(ROOT, 'dist/apps/api/src/main.js')))
-    throw new Error('dist/apps/api/src/main.js is missing: run `npm run build` first');
-  const url = await freshDatabase(adminUrl, 'bench_api');
+export interface ApiBenchOptions {
+  /** The API entry point to run (default: this tree's dist); bench/api/compare.ts passes another build's. */
+  main?: string;
+  /** Extra Node flags for the API process, e.g. `--cpu-prof`. */
+  nodeArgs?: string[];
+  /** The database's name on the bench server. */
+  database?: string;
+  /** One endpoint only (a profile of one), else GET and POST alternately. */
+  only?: 'get' | 'post';
+}
+
+export async function apiBench(
+  adminUrl: string,
+  seconds: number,
+  runs: number,
+  log: (line: string) => void,
+  options: ApiBenchOptions = {},
+): Promise<ApiFigures> {
+  const main = options.main ?? resolve(ROOT, 'dist/apps/api/src/main.js');
+  if (!existsSync(main)) throw new Error(`${main} is missing: run \`npm run build\` first`);
+  const url = await freshDatabase(adminUrl, options.database ?? 'bench_api');
   await migrateUnderLock(url);
   const port = await freePort();
-  const api = spawn(process.execPath, [resolve(ROOT, 'dist/apps/api/src/main.js')], {
+  const api = spawn(process.execPath, [...(options.nodeArgs ?? []), main], {
     cwd: ROOT,
     env: {
       ...process.env,
@@ -85,31 +104,35 @@ export async function apiBench(adminUrl: string, seconds: number, runs: number, 
     const post: EndpointRun[] = [];
     for (let run = 1; run <= runs; run++) {
       let n = 0;
-      const g = await load(base, seconds, {
-        method: 'GET',
-        path: '/',
-        setupRequest: (r) => {
-          const u = users[n++ % USERS]!;
-          return { ...r, path: `/v1/reminders/${u.reminderId}`, headers: { authorization: `Bearer ${u.token}` } };
-        },
-      });
-      get.push(g);
-      log(
-        `api run ${run}/${runs} GET /v1/reminders/{id}: ${Math.round(g.perSecond)} req/s, p50 ${g.p50} ms, p99 ${g.p99} ms, errors ${g.errors}, 429 ${g.throttled}`,
-      );
+      const g = await (options.only === 'post'
+        ? null
+        : load(base, seconds, api.pid!, {
+            method: 'GET',
+            path: '/',
+            setupRequest: (r) => {
+              const u = users[n++ % USERS]!;
+              return { ...r, path: `/v1/reminders/${u.reminderId}`, headers: { authorization: `Bearer ${u.token}` } };
+            },
+          }));
+      if (g) {
+        get.push(g);
+        log(`api run ${run}/${runs} GET /v1/reminders/{id}: ${describe(g)}`);
+      }
       const body = JSON.stringify({ title: 'Water the plants', localTime: '07:45', recurrence: 'FREQ=WEEKLY;BYDAY=MO,TH' });
-      const p = await load(base, seconds, {
-        method: 'POST',
-        path: '/v1/reminders',
-        setupRequest: (r) => {
-          const u = users[n++ % USERS]!;
-          return { ...r, body, headers: { authorization: `Bearer ${u.token}`, 'content-type': 'application/json' } };
-        },
-      });
-      post.push(p);
-      log(
-        `api run ${run}/${runs} POST /v1/reminders: ${Math.round(p.perSecond)} req/s, p50 ${p.p50} ms, p99 ${p.p99} ms, errors ${p.errors}, 429 ${p.throttled}`,
-      );
+      const p = await (options.only === 'get'
+        ? null
+        : load(base, seconds, api.pid!, {
+            method: 'POST',
+            path: '/v1/reminders',
+            setupRequest: (r) => {
+              const u = users[n++ % USERS]!;
+              return { ...r, body, headers: { authorization: `Bearer ${u.token}`, 'content-type': 'application/json' } };
+            },
+          }));
+      if (p) {
+        post.push(p);
+        log(`api run ${run}/${runs} POST /v1/reminders: ${describe(p)}`);
+      }
     }
     return { get: medianRun(get), post: medianRun(post), runs: { get, post } };
   } finally {
@@ -119,10 +142,20 @@ export async function apiBench(adminUrl: string, seconds: number, runs: number, 
   }
 }
 
-async function load(base: string, seconds: number, request: AutocannonRequest): Promise<EndpointRun> {
+export function describe(r: EndpointRun): string {
+  const cpu = r.cpuMsPerRequest === null ? '' : `, CPU ${r.cpuMsPerRequest} ms/request`;
+  return `${Math.round(r.perSecond)} req/s, p50 ${r.p50} ms, p99 ${r.p99} ms${cpu}, errors ${r.errors}, 429 ${r.throttled}`;
+}
+
+async function load(base: string, seconds: number, pid: number, request: AutocannonRequest): Promise<EndpointRun> {
+  const cpuBefore = cpuMsOf(pid);
   const result = await autocannon({ url: base, connections: 50, duration: seconds, requests: [request] });
+  const cpuAfter = cpuMsOf(pid);
   const throttled = result.statusCodeStats['429']?.count ?? 0;
+  const cpu =
+    cpuBefore === null || cpuAfter === null || result.requests.total === 0 ? null : (cpuAfter - cpuBefore) / result.requests.total;
   return {
+    cpuMsPerRequest: cpu === null ? null : Number(cpu.toFixed(3)),
     perSecond: result.requests.total / seconds,
     p50: result.latency.p50,
     p99: result.latency.p99,
@@ -143,7 +176,23 @@ function medianRun(runs: EndpointRun[]): EndpointRun {
     errors: sum((r) => r.errors),
     throttled: sum((r) => r.throttled),
     requests: sum((r) => r.requests),
+    cpuMsPerRequest: runs.some((r) => r.cpuMsPerRequest === null) ? null : m((r) => r.cpuMsPerRequest!),
   };
+}
+
+// Linux's clock ticks per second for /proc/<pid>/stat (USER_HZ): 100 on every mainstream build.
+const TICKS_PER_SECOND = 100;
+
+/** A process's CPU time so far (user + system, all its threads), in ms, from /proc; null elsewhere. */
+function cpuMsOf(pid: number): number | null {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    // The fields after the command name (which may hold spaces), from field 3 on: utime and stime are fields 14 and 15.
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return ((Number(fields[11]) + Number(fields[12])) * 1000) / TICKS_PER_SECOND;
+  } catch {
+    return null;
+  }
 }
 
 /** 50 users, each with a profile, a simulated device and one reminder, through the API itself. */

@@ -117,6 +117,36 @@ describe('HTTP conventions', () => {
     }
   });
 
+  it('holds a token already verified to its exp and nbf as the clock moves (the verifier remembers tokens)', async () => {
+    const start = api.clock.now();
+    const seconds = Math.floor(start.getTime() / 1000);
+    const sign = (claims: { exp?: number; nbf?: number }) => {
+      const jwt = new SignJWT({}).setProtectedHeader({ alg: 'HS256' }).setSubject('alice');
+      if (claims.exp !== undefined) jwt.setExpirationTime(claims.exp);
+      if (claims.nbf !== undefined) jwt.setNotBefore(claims.nbf);
+      return jwt.sign(new TextEncoder().encode(TEST_SECRET));
+    };
+    const shortLived = await sign({ exp: seconds + 60 });
+    const later = await sign({ nbf: seconds + 60 });
+    const status = async (jwt: string) => (await api.request('POST', '/v1/echo', { token: jwt, body: good })).status;
+    try {
+      expect(await status(shortLived)).toBe(201);
+      expect(await status(shortLived)).toBe(201);
+      expect(await status(later)).toBe(401);
+      api.clock.advance(59_000);
+      expect(await status(shortLived)).toBe(201);
+      api.clock.advance(1_000);
+      const refused = await api.request('POST', '/v1/echo', { token: shortLived, body: good });
+      expect(refused.status).toBe(401);
+      expect(refused.body.detail).toMatch(/expired/);
+      expect(await status(later)).toBe(201);
+      api.clock.set(start);
+      expect(await status(later)).toBe(401);
+    } finally {
+      api.clock.set(start);
+    }
+  });
+
   it('requires the ops scope on ops routes: 403 for a user token', async () => {
     expect((await api.request('GET', '/v1/echo/ops', { token })).status).toBe(403);
     expect((await api.request('GET', '/v1/echo/ops', { token: await api.token('admin', ['ops']) })).status).toBe(200);

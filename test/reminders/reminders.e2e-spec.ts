@@ -257,6 +257,56 @@ describe('reminders end to end', () => {
     expect(other.status).toBe(409);
   });
 
+  it('reads a reminder back exactly as it was created, every field (GET is one statement of its own)', async () => {
+    api.clock.set('2027-08-01T12:00:00Z');
+    const bearer = await user('reader', { timeZone: 'Europe/Berlin' });
+    const created = await api.request('POST', '/v1/reminders', {
+      token: bearer,
+      body: {
+        title: { en: 'Stretch', de: 'Dehnen' },
+        body: { en: 'Five minutes', de: 'Fünf Minuten' },
+        defaultLocale: 'en',
+        localTime: '07:30',
+        recurrence: 'FREQ=WEEKLY;BYDAY=MO,WE',
+        startDate: '2027-08-02',
+        category: 'health',
+        timeSensitive: true,
+        data: { screen: 'stretch', steps: [1, 2] },
+        sound: 'chime.caf',
+        badge: 3,
+        threadId: 'health',
+        androidChannelId: 'reminders',
+        silent: false,
+      },
+    });
+    expect(created.status).toBe(201);
+    const read = await api.request('GET', `/v1/reminders/${created.body.id}`, { token: bearer });
+    expect(read.status).toBe(200);
+    expect(read.body).toEqual(created.body);
+    expect(read.body).toMatchObject({
+      timeZone: 'Europe/Berlin',
+      followsUserTimeZone: true,
+      nextOccurrence: { at: '2027-08-02T05:30:00.000Z', local: '2027-08-02T07:30:00.000+02:00' },
+      interruptionLevel: 'time-sensitive',
+    });
+    const done = await api.request('POST', '/v1/reminders', {
+      token: bearer,
+      body: { title: 'Once', localTime: '15:00', startDate: '2027-08-01' },
+    });
+    expect(done.status).toBe(201);
+    expect((await api.request('GET', `/v1/reminders/${done.body.id}`, { token: bearer })).body.nextOccurrence).toMatchObject({
+      at: '2027-08-01T13:00:00.000Z',
+    });
+    await api.request('PATCH', `/v1/reminders/${done.body.id}`, { token: bearer, body: { enabled: false } });
+    expect((await api.request('GET', `/v1/reminders/${done.body.id}`, { token: bearer })).body.nextOccurrence).toBeNull();
+    for (const id of ['not-a-uuid', '00000000-0000-4000-8000-000000000000']) {
+      const missing = await api.request('GET', `/v1/reminders/${id}`, { token: bearer });
+      expect(missing.status).toBe(404);
+      expect(missing.headers.get('content-type')).toMatch(/application\/problem\+json/);
+      expect(missing.body).toMatchObject({ status: 404, title: 'Not Found' });
+    }
+  });
+
   it('lists with a cursor, and keeps other users out with 404', async () => {
     api.clock.set('2027-10-01T12:00:00Z');
     const bearer = await user('lister', { timeZone: 'Europe/London' });

@@ -1,12 +1,14 @@
-import { Injectable, type OnModuleInit } from '@nestjs/common';
+import { Inject, Injectable, type OnModuleInit } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
+import type pg from 'pg';
 import { type DataSource, type EntityManager, IsNull, Not } from 'typeorm';
 import { Clock, decodeCursor, DomainError, encodeCursor, invalidCursor } from '@nudge/config';
+import { PG_POOL } from '@nudge/database';
 import { localizedFields, mergePushOptions, resolveInterruptionLevel } from '@nudge/push';
 import { canonicalZoneOrFail, loadUser, optionalCategory, UserEvents, UsersService } from '@nudge/users';
 import { OccurrenceScheduler } from './occurrence-scheduler.js';
 import { scheduledOccurrences } from './occurrences.repository.js';
-import { loadOwnReminder, UUID } from './own-reminder.js';
+import { loadOwnReminder, readOwnReminder, UUID } from './own-reminder.js';
 import { ReminderEntity } from './reminder.entity.js';
 import { checkPushSize, checkSchedule, patchedText, type ReminderInput, storedText, TEXT_LIMITS, todayIn } from './reminder-input.js';
 import { scheduleOf } from './reminder-plan.js';
@@ -23,6 +25,7 @@ export interface ReminderPage {
 export class RemindersService implements OnModuleInit {
   constructor(
     @InjectDataSource() private readonly dataSource: DataSource,
+    @Inject(PG_POOL) private readonly pool: pg.Pool,
     private readonly users: UsersService,
     private readonly userEvents: UserEvents,
     private readonly scheduler: OccurrenceScheduler,
@@ -72,15 +75,14 @@ export class RemindersService implements OnModuleInit {
       };
       checkSchedule(values, user, now, { recurrenceGiven: input.recurrence != null, startDateGiven: input.startDate !== undefined });
       const reminder = await tx.getRepository(ReminderEntity).save(tx.getRepository(ReminderEntity).create(values));
-      const next = await this.scheduler.replan(tx, reminder, user, now);
+      const next = await this.scheduler.replan(tx, reminder, user, now, { created: true });
       return toReminderView(reminder, user.timeZone, next && { at: next.occurrence.at });
     });
   }
 
   async get(userId: string, id: string): Promise<ReminderView> {
-    const { reminder, user } = await loadOwnReminder(this.dataSource.manager, userId, id);
-    const pending = await scheduledOccurrences(this.dataSource.manager, [reminder.id]);
-    return toReminderView(reminder, user.timeZone, nextOf(pending.get(reminder.id)));
+    const { reminder, userTimeZone, next } = await readOwnReminder(this.pool, userId, id);
+    return toReminderView(reminder, userTimeZone, next);
   }
 
   async list(userId: string, limit: number, cursor?: string): Promise<ReminderPage> {

@@ -1,3 +1,4 @@
+import { webcrypto } from 'node:crypto';
 import { errors, jwtVerify, SignJWT } from 'jose';
 
 // A user id is stored as text: control characters (NUL above all) are refused.
@@ -29,17 +30,38 @@ export async function signToken(
 
 export class InvalidTokenError extends Error {}
 
+/** A verified token's claims and the window in which they hold (epoch seconds; undefined: unbounded). */
+export interface VerifiedToken {
+  claims: TokenClaims;
+  expiresAt?: number;
+  notBefore?: number;
+}
+
+/**
+ * The secret as the key HS256 tokens are verified with, to import once: given
+ * the raw secret, jose imports it again on every verification.
+ */
+export function secretKey(secret: string): Promise<webcrypto.CryptoKey> {
+  return webcrypto.subtle.importKey('raw', encoder.encode(secret), { name: 'HMAC', hash: 'SHA-256' }, false, ['verify']);
+}
+
 /**
  * Verifies an HS256 bearer token (the self-signed path). Only HS256 is
  * accepted, so `alg: none` and tokens signed with another algorithm are refused.
  */
-export async function verifyToken(secret: string, token: string, now: Date): Promise<TokenClaims> {
+export async function verifyToken(secret: string | webcrypto.CryptoKey, token: string, now: Date): Promise<TokenClaims> {
+  return (await verifySecretToken(typeof secret === 'string' ? await secretKey(secret) : secret, token, now)).claims;
+}
+
+/** verifyToken, with the window the claims hold in (for a cache of verified tokens). */
+export async function verifySecretToken(key: webcrypto.CryptoKey, token: string, now: Date): Promise<VerifiedToken> {
   try {
-    const { payload } = await jwtVerify(token, encoder.encode(secret), {
-      algorithms: ['HS256'],
-      currentDate: now,
-    });
-    return { userId: userIdFrom(payload.sub, 'subject'), scopes: scopesFrom(payload.scope) };
+    const { payload } = await jwtVerify(token, key, { algorithms: ['HS256'], currentDate: now });
+    return {
+      claims: { userId: userIdFrom(payload.sub, 'subject'), scopes: scopesFrom(payload.scope) },
+      expiresAt: payload.exp,
+      notBefore: payload.nbf,
+    };
   } catch (error) {
     throw asInvalidToken(error);
   }

@@ -1,13 +1,25 @@
+import type { webcrypto } from 'node:crypto';
 import { Inject, Injectable } from '@nestjs/common';
 import { createRemoteJWKSet, customFetch, decodeProtectedHeader, errors, type JWTPayload, jwtVerify } from 'jose';
 import type { Logger } from 'pino';
 import { type AuthProviderConfig, CONFIG, type Config, LOGGER } from '@nudge/config';
-import { asInvalidToken, InvalidTokenError, scopesFrom, type TokenClaims, userIdFrom, verifyToken } from './jwt.js';
+import {
+  asInvalidToken,
+  InvalidTokenError,
+  scopesFrom,
+  secretKey,
+  type TokenClaims,
+  userIdFrom,
+  type VerifiedToken,
+  verifySecretToken,
+} from './jwt.js';
 
 /** The identity provider's keys could not be fetched: the token is neither good nor bad yet (503). */
 export class KeysUnavailableError extends Error {}
 
 const PROVIDER_ALGORITHMS = ['RS256', 'ES256'];
+/** Self-signed tokens remembered once verified; past this many, the oldest is forgotten first. */
+export const VERIFIED_TOKENS_KEPT = 10_000;
 
 /**
  * Verifies bearer tokens: HS256 with AUTH_JWT_SECRET (the self-signed path),
@@ -18,6 +30,8 @@ const PROVIDER_ALGORITHMS = ['RS256', 'ES256'];
 @Injectable()
 export class TokenVerifier {
   private readonly provider: ProviderKeys | undefined;
+  private readonly secret: Promise<webcrypto.CryptoKey>;
+  private readonly verified = new VerifiedTokens(VERIFIED_TOKENS_KEPT);
 
   constructor(
     @Inject(CONFIG) private readonly config: Config,
@@ -28,9 +42,12 @@ export class TokenVerifier {
           logger.warn({ jwksUrl: config.authProvider?.jwksUrl.href, reason }, "the identity provider's keys cannot be fetched"),
         )
       : undefined;
+    this.secret = secretKey(config.authJwtSecret);
   }
 
   async verify(token: string, now: Date): Promise<TokenClaims> {
+    const known = this.verified.claims(token, now);
+    if (known) return known;
     let alg: unknown;
     try {
       alg = decodeProtectedHeader(token).alg;
@@ -38,7 +55,43 @@ export class TokenVerifier {
       throw new InvalidTokenError('the token is not valid');
     }
     if (typeof alg === 'string' && PROVIDER_ALGORITHMS.includes(alg) && this.provider) return this.provider.verify(token, now);
-    return verifyToken(this.config.authJwtSecret, token, now);
+    const verified = await verifySecretToken(await this.secret, token, now);
+    this.verified.remember(token, verified);
+    return verified.claims;
+  }
+}
+
+/**
+ * Self-signed tokens already verified, by their exact text. A client sends the
+ * same token with every request until it expires, and checking its HMAC again
+ * each time was a tenth of a request's CPU. Only a token that passed
+ * verification is kept, and a hit is still held to the token's `exp` and
+ * `nbf` against the request's `now`, as jose holds it (`exp` is the first
+ * second the token is refused). Provider tokens are not kept: their keys rotate.
+ */
+class VerifiedTokens {
+  private readonly tokens = new Map<string, VerifiedToken>();
+
+  constructor(private readonly capacity: number) {}
+
+  claims(token: string, now: Date): TokenClaims | undefined {
+    const verified = this.tokens.get(token);
+    if (!verified) return undefined;
+    const seconds = Math.floor(now.getTime() / 1000);
+    if (
+      (verified.expiresAt !== undefined && seconds >= verified.expiresAt) ||
+      (verified.notBefore !== undefined && seconds < verified.notBefore)
+    ) {
+      this.tokens.delete(token);
+      return undefined;
+    }
+    // A copy: a request's claims are its own.
+    return { userId: verified.claims.userId, scopes: [...verified.claims.scopes] };
+  }
+
+  remember(token: string, verified: VerifiedToken): void {
+    if (this.tokens.size >= this.capacity) this.tokens.delete(this.tokens.keys().next().value!);
+    this.tokens.set(token, verified);
   }
 }
 
