@@ -50,7 +50,7 @@ export interface FakeWebPush {
  * (RFC 8188 / 8291) with the subscription's private key — written here from
  * the RFCs with node:crypto, not with the library under test.
  */
-export async function startFakeWebPush(options: { latencyMs?: number } = {}): Promise<FakeWebPush> {
+export async function startFakeWebPush(options: { latencyMs?: number; aliases?: boolean } = {}): Promise<FakeWebPush> {
   const { cert, key } = await testCertificate();
   const browsers = new Map<string, FakeBrowser>();
   const scripts = new Map<string, FakeWebPushAnswer[]>();
@@ -63,7 +63,9 @@ export async function startFakeWebPush(options: { latencyMs?: number } = {}): Pr
       const chunks: Buffer[] = [];
       req.on('data', (chunk: Buffer) => chunks.push(chunk));
       req.on('end', () => {
-        const id = /^\/push\/([^/?]+)$/.exec(req.url ?? '')?.[1] ?? '';
+        const path = /^\/push\/([^/?]+)$/.exec(req.url ?? '')?.[1] ?? '';
+        // With `aliases`, `<id>.<n>` is browser <id> too: many subscriptions sharing one key pair (the bench's web devices).
+        const id = options.aliases ? path.replace(/\.\d+$/, '') : path;
         const browser = browsers.get(id);
         const answer = scripts.get(id)?.shift() ?? {
           status: 201,
