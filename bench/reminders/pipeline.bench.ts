@@ -11,7 +11,7 @@
 //              answer after SERVICE_LATENCY_MS. The worker's code and
 //              configuration are production's; only its TLS connections to
 //              Apple's and Google's hosts are redirected to the fakes
-//              (bench/push/redirect-hosts.ts, preloaded in both modes).
+//              (bench/push/redirect-hosts.mjs, preloaded in both modes).
 //
 // The jobs are planned by the real scheduling code (planChain, the function
 // OccurrenceScheduler calls, as the day before) and enqueued with the same
@@ -267,9 +267,7 @@ export class ReminderPipeline {
     // The redirect preload in both modes, so that the two workers differ by their credentials alone.
     const nodeArgs = [
       '--import',
-      'tsx',
-      '--import',
-      pathToFileURL(resolve(ROOT, 'bench/push/redirect-hosts.ts')).href,
+      pathToFileURL(resolve(ROOT, 'bench/push/redirect-hosts.mjs')).href,
       ...(process.env.BENCH_WORKER_ARGS ?? '').split(' ').filter(Boolean),
     ];
     const child = spawn(process.execPath, [...nodeArgs, resolve(ROOT, 'dist/apps/worker/src/main.js')], {
