@@ -29,7 +29,7 @@ const signing = generateApnsSigningKey();
 const [apns, fcm, web, expo, oauth] = await Promise.all([
   startFakeApns(signing, { latencyMs }),
   startFakeFcm({ latencyMs }),
-  startFakeWebPush({ latencyMs, aliases: true }),
+  startFakeWebPush({ latencyMs, aliases: true, decrypt: false }),
   startFakeExpo({ latencyMs }),
   startFakeOAuth(),
 ]);
