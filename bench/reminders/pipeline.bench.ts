@@ -379,6 +379,14 @@ export class ReminderPipeline {
       )
     ).rows;
     if (m.n !== n) throw new Error(`reminder pipeline: ${m.n} delivered jobs measured, expected ${n}`);
+    // A run that did not go straight through (a snooze for the pace or for an app's credentials, an expired
+    // lease) explains a long tail: said in the log.
+    const { rows: detours } = await this.pool.query(
+      `SELECT outcome, left(coalesce(error, ''), 160) AS error, count(*)::int AS n
+         FROM job_runs WHERE kind = $1 AND outcome <> 'succeeded' GROUP BY 1, 2 ORDER BY 3 DESC LIMIT 5`,
+      [SEND_REMINDER],
+    );
+    if (detours.length > 0) this.options.log(`reminders ${mode}: job runs that did not succeed: ${JSON.stringify(detours)}`);
     return {
       mode,
       jitterSeconds,
