@@ -446,8 +446,8 @@ function credentialsFor(services: FakeServices, folder: string): Record<string, 
 export interface PipelineFigures {
   /** The simulated provider's runs, by jitter. */
   byJitter: Record<number, { perSecond: number; lateness: PipelineRun['lateness']; wait: PipelineRun['wait'] }>;
-  /** The real clients' runs (jitter 0), and their rate over the simulated runs' at jitter 0. */
-  real?: { perSecond: number; pushesPerSecond: number; lateness: PipelineRun['lateness']; ratio: number };
+  /** The real clients' runs (jitter 0), and their rate over the simulated runs' at jitter 0 when those ran. */
+  real?: { perSecond: number; pushesPerSecond: number; lateness: PipelineRun['lateness']; ratio?: number };
   runs: PipelineRun[];
 }
 
@@ -493,13 +493,13 @@ export async function reminderPipeline(options: PipelineOptions, plan: PipelineR
   }
   const real = all.filter((r) => r.mode === 'real' && r.jitterSeconds === 0);
   const figures: PipelineFigures = { byJitter, runs: all };
-  if (real.length > 0 && byJitter[0]) {
+  if (real.length > 0) {
     const perSecond = median(real.map((r) => r.perSecond));
     figures.real = {
       perSecond,
       pushesPerSecond: median(real.map((r) => r.pushesPerSecond)),
       lateness: dist(real, (r) => r.lateness),
-      ratio: perSecond / byJitter[0].perSecond,
+      ...(byJitter[0] ? { ratio: perSecond / byJitter[0].perSecond } : {}),
     };
   }
   return figures;
