@@ -4,9 +4,7 @@
 // realistic 20–50 ms. Each client sends `messages` pushes with `inFlight`
 // outstanding at a time, as a worker's batch would; every one must come back
 // `sent`. Figures are medians of `runs` rounds, the clients interleaved.
-import { spawn } from 'node:child_process';
 import https from 'node:https';
-import { resolve } from 'node:path';
 import tls from 'node:tls';
 import {
   ApnsPushProvider,
@@ -17,9 +15,9 @@ import {
   type PushPlatform,
   type PushProvider,
 } from '@nudge/push';
-import { ROOT } from '../support/child.js';
 import { median } from '../support/stats.js';
 import type { FakeServices } from './fake-services.js';
+import { startFakeServices } from './services.js';
 
 export const CLIENTS = ['apns', 'fcm', 'webpush', 'expo'] as const;
 export type ClientName = (typeof CLIENTS)[number];
@@ -37,21 +35,9 @@ export async function clientsBench(
   options: { messages: number; inFlight: number; latencyMs: number; runs: number },
   log: (line: string) => void,
 ): Promise<ClientFigures> {
-  const child = spawn(process.execPath, ['--import', 'tsx', resolve(ROOT, 'bench/push/fake-services.ts')], {
-    cwd: ROOT,
-    env: { ...process.env, BENCH_CONFIG: JSON.stringify({ latencyMs: options.latencyMs }) },
-    stdio: ['pipe', 'pipe', 'inherit'],
-  });
+  const fakes = await startFakeServices(options.latencyMs);
   try {
-    const services = await new Promise<FakeServices>((resolvePromise, reject) => {
-      let buffered = '';
-      child.stdout.on('data', (chunk: Buffer) => {
-        buffered += chunk.toString();
-        const line = buffered.split('\n').find((l) => l.startsWith('SERVICES '));
-        if (line) resolvePromise(JSON.parse(line.slice('SERVICES '.length)) as FakeServices);
-      });
-      child.on('exit', (code) => reject(new Error(`fake services exited with ${code}`)));
-    });
+    const services = fakes.services;
     const runs = Object.fromEntries(CLIENTS.map((c) => [c, [] as number[]])) as Record<ClientName, number[]>;
     for (let round = 0; round < options.runs; round++) {
       for (const name of CLIENTS) {
@@ -73,8 +59,7 @@ export async function clientsBench(
     const medians = Object.fromEntries(CLIENTS.map((c) => [c, median(runs[c])])) as Record<ClientName, number>;
     return { latencyMs: options.latencyMs, messages: options.messages, inFlight: options.inFlight, runs, median: medians };
   } finally {
-    child.stdin.end();
-    if (child.exitCode === null) await new Promise((r) => child.once('exit', r));
+    await fakes.stop();
   }
 }
 

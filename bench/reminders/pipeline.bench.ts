@@ -1,7 +1,17 @@
 // The reminder pipeline end to end: N reminders due in the same minute across
-// 50 zones, users with 1–3 simulated devices, drained by the real worker
-// (`node dist/apps/worker/src/main.js`: the real send_reminder handler, the
-// delivery ledger, the simulated provider, the next occurrence enqueued).
+// 50 zones, users with 1–3 devices (iOS, Android, Expo and web), drained by
+// the real worker (`node dist/apps/worker/src/main.js`: the real send_reminder
+// handler, the delivery ledger, the next occurrence enqueued) in one of two
+// modes, the same devices in both:
+//   simulated  no push credentials: every push goes to the simulated provider
+//              (one INSERT into simulated_pushes per batch);
+//   real       credentials for all four platforms: the real clients
+//              (@parse/node-apn, firebase-admin, web-push, the Expo client)
+//              send to the local fakes of the services (bench/push), which
+//              answer after SERVICE_LATENCY_MS. The worker's code and
+//              configuration are production's; only its TLS connections to
+//              Apple's and Google's hosts are redirected to the fakes
+//              (bench/push/redirect-hosts.mjs, preloaded in both modes).
 //
 // The jobs are planned by the real scheduling code (planChain, the function
 // OccurrenceScheduler calls, as the day before) and enqueued with the same
@@ -20,14 +30,19 @@
 // bound: the herd is drained all at once here, whereas in real time the
 // jitter spreads it over its window.
 import { spawn } from 'node:child_process';
-import { existsSync } from 'node:fs';
-import { resolve } from 'node:path';
+import { generateKeyPairSync } from 'node:crypto';
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { DateTime } from 'luxon';
 import pg from 'pg';
 import { migrateUnderLock } from '../../libs/database/src/migrate.js';
 import { enqueueMany } from '../../libs/queue/src/index.js';
 import { planChain, SEND_REMINDER } from '../../libs/reminders/src/reminder-plan.js';
 import { SEND_REMINDER_ATTEMPTS } from '../../libs/reminders/src/occurrence-scheduler.js';
+import type { FakeServices } from '../push/fake-services.js';
+import { startFakeServices, type RunningServices } from '../push/services.js';
 import { ROOT } from '../support/child.js';
 import { freshDatabase } from '../support/postgres.js';
 import { median } from '../support/stats.js';
@@ -85,12 +100,18 @@ export const ZONES = [
   'America/St_Johns',
 ] as const;
 
+/** Where the worker's pushes go: the simulated provider, or the real clients to the services' fakes. */
+export type PushMode = 'simulated' | 'real';
+
 export interface PipelineRun {
+  mode: PushMode;
   jitterSeconds: number;
   reminders: number;
   devices: number;
   /** Reminders delivered per second, from the worker's first claim to the last delivery. */
   perSecond: number;
+  /** Device pushes per second over the same span. */
+  pushesPerSecond: number;
   drainSeconds: number;
   lateness: { p50: number; p95: number; p99: number; max: number };
   wait: { p50: number; p95: number; p99: number; max: number };
@@ -100,6 +121,8 @@ export interface PipelineOptions {
   adminUrl: string;
   reminders: number;
   concurrency: number;
+  /** How long the services' fakes take to answer (real mode). */
+  serviceLatencyMs: number;
   log: (line: string) => void;
 }
 
@@ -107,10 +130,17 @@ export class ReminderPipeline {
   private pool!: pg.Pool;
   private url!: string;
   private devices = 0;
+  private fakes?: RunningServices;
+  private folder?: string;
+  private realEnv: Record<string, string> = {};
 
   constructor(private readonly options: PipelineOptions) {}
 
-  /** One database with N users (1–3 devices each) and one daily reminder per user, round-robin over 50 zones. */
+  /**
+   * One database with N users (1–3 devices each: 40 % iOS, 40 % Android, 10 %
+   * Expo, 10 % web) and one daily reminder per user, round-robin over 50
+   * zones; the services' fakes, and the credentials that reach them.
+   */
   async setup(): Promise<void> {
     if (!existsSync(resolve(ROOT, 'dist/apps/worker/src/main.js'))) {
       throw new Error('dist/apps/worker/src/main.js is missing: run `npm run build` first (npm run bench does)');
@@ -118,17 +148,32 @@ export class ReminderPipeline {
     this.url = await freshDatabase(this.options.adminUrl, 'bench_reminders');
     await migrateUnderLock(this.url);
     this.pool = new pg.Pool({ connectionString: this.url, max: 4 });
+    this.fakes = await startFakeServices(this.options.serviceLatencyMs);
+    this.folder = mkdtempSync(join(tmpdir(), 'nudge-bench-push-'));
+    this.realEnv = credentialsFor(this.fakes.services, this.folder);
     const n = this.options.reminders;
     await this.pool.query(
       `INSERT INTO users (id, time_zone) SELECT 'user-' || i, ($2::text[])[1 + i % 50] FROM generate_series(1, $1) AS i`,
       [n, ZONES],
     );
-    // 1, 2 or 3 devices per user (2 on average), tokens the simulated provider answers with `sent`.
+    // 1, 2 or 3 devices per user (2 on average), each with a token of its platform's form, which
+    // the simulated provider answers with `sent` as the fakes do. Web devices are subscriptions
+    // to one fake browser (`<endpoint>.<n>`: the fake's aliases), each its own token.
+    const { endpoint } = JSON.parse(this.fakes.services.web.subscription) as { endpoint: string };
     await this.pool.query(
       `INSERT INTO devices (user_id, installation_id, platform, push_token)
-       SELECT 'user-' || i, 'phone-' || d, CASE WHEN (i + d) % 2 = 0 THEN 'ios' ELSE 'android' END, 'sim-device-' || i || '-' || d
-         FROM generate_series(1, $1) AS i CROSS JOIN LATERAL generate_series(1, 1 + (i * 7) % 3) AS d`,
-      [n],
+       SELECT 'user-' || i, 'phone-' || d, p.platform,
+              CASE p.platform
+                WHEN 'ios' THEN lpad(to_hex(i), 56, '0') || lpad(to_hex(d), 8, '0')
+                WHEN 'android' THEN 'bench-fcm-' || i || '-' || d
+                WHEN 'expo' THEN 'ExponentPushToken[bench-' || i || '-' || d || ']'
+                ELSE replace($2, $3, $3 || '.' || (i * 4 + d))
+              END
+         FROM generate_series(1, $1) AS i
+        CROSS JOIN LATERAL generate_series(1, 1 + (i * 7) % 3) AS d
+        CROSS JOIN LATERAL (SELECT CASE WHEN (i + d) % 10 < 4 THEN 'ios' WHEN (i + d) % 10 < 8 THEN 'android'
+                                        WHEN (i + d) % 10 = 8 THEN 'expo' ELSE 'web' END AS platform) AS p`,
+      [n, this.fakes.services.web.subscription, endpoint],
     );
     await this.pool.query(
       `INSERT INTO reminders (user_id, title, body, local_time, recurrence, start_date)
@@ -140,7 +185,7 @@ export class ReminderPipeline {
     await this.pool.query('VACUUM ANALYZE');
   }
 
-  async run(jitterSeconds: number): Promise<PipelineRun> {
+  async run(jitterSeconds: number, mode: PushMode): Promise<PipelineRun> {
     const { log } = this.options;
     const n = this.options.reminders;
     await this.pool.query(
@@ -213,13 +258,18 @@ export class ReminderPipeline {
       `reminders: ${n} occurrences due at ${due.toISOString()} planned and enqueued in ${((performance.now() - t0) / 1000).toFixed(1)} s (jitter ${jitterSeconds} s)`,
     );
 
-    await this.runWorker(jitterSeconds, n);
-    return this.measure(jitterSeconds);
+    await this.runWorker(jitterSeconds, n, mode);
+    return this.measure(jitterSeconds, mode);
   }
 
-  private async runWorker(jitterSeconds: number, n: number): Promise<void> {
+  private async runWorker(jitterSeconds: number, n: number, mode: PushMode): Promise<void> {
     // BENCH_WORKER_ARGS: node flags for the worker, e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof` to profile it.
-    const nodeArgs = (process.env.BENCH_WORKER_ARGS ?? '').split(' ').filter(Boolean);
+    // The redirect preload in both modes, so that the two workers differ by their credentials alone.
+    const nodeArgs = [
+      '--import',
+      pathToFileURL(resolve(ROOT, 'bench/push/redirect-hosts.mjs')).href,
+      ...(process.env.BENCH_WORKER_ARGS ?? '').split(' ').filter(Boolean),
+    ];
     const child = spawn(process.execPath, [...nodeArgs, resolve(ROOT, 'dist/apps/worker/src/main.js')], {
       cwd: ROOT,
       env: {
@@ -231,6 +281,10 @@ export class ReminderPipeline {
         LOG_LEVEL: 'warn',
         NODE_ENV: 'production',
         AUTH_JWT_SECRET: 'bench-secret-bench-secret-bench-secret!',
+        // The bench measures Nudge and the clients, not the services' quotas (Expo's is 600 a second).
+        FCM_MAX_PER_SECOND: '1000000',
+        EXPO_MAX_PER_SECOND: '1000000',
+        ...(mode === 'real' ? this.realEnv : {}),
       },
       stdio: ['ignore', 'ignore', 'pipe'],
     });
@@ -270,7 +324,7 @@ export class ReminderPipeline {
     }
   }
 
-  private async measure(jitterSeconds: number): Promise<PipelineRun> {
+  private async measure(jitterSeconds: number, mode: PushMode): Promise<PipelineRun> {
     const n = this.options.reminders;
     // The statistics still say every job is queued: without this the planner nests loops over 100,000 rows.
     await this.pool.query('ANALYZE jobs, push_deliveries, reminder_occurrences, reminder_jobs');
@@ -291,7 +345,7 @@ export class ReminderPipeline {
       next_queued: n,
       sent: this.devices,
       not_sent: 0,
-      simulated: this.devices,
+      simulated: mode === 'simulated' ? this.devices : 0,
       occurrences: 2 * n,
       sent_occurrences: n,
     };
@@ -325,11 +379,21 @@ export class ReminderPipeline {
       )
     ).rows;
     if (m.n !== n) throw new Error(`reminder pipeline: ${m.n} delivered jobs measured, expected ${n}`);
+    // A run that did not go straight through (a snooze for the pace or for an app's credentials, an expired
+    // lease) explains a long tail: said in the log.
+    const { rows: detours } = await this.pool.query(
+      `SELECT outcome, left(coalesce(error, ''), 160) AS error, count(*)::int AS n
+         FROM job_runs WHERE kind = $1 AND outcome <> 'succeeded' GROUP BY 1, 2 ORDER BY 3 DESC LIMIT 5`,
+      [SEND_REMINDER],
+    );
+    if (detours.length > 0) this.options.log(`reminders ${mode}: job runs that did not succeed: ${JSON.stringify(detours)}`);
     return {
+      mode,
       jitterSeconds,
       reminders: n,
       devices: this.devices,
       perSecond: n / m.drain,
+      pushesPerSecond: this.devices / m.drain,
       drainSeconds: m.drain,
       lateness: { p50: m.p50, p95: m.p95, p99: m.p99, max: m.max },
       wait: { p50: m.wait_p50, p95: m.wait_p95, p99: m.wait_p99, max: m.wait_max },
@@ -338,44 +402,105 @@ export class ReminderPipeline {
 
   async close(): Promise<void> {
     await this.pool?.end();
+    await this.fakes?.stop();
+    if (this.folder) rmSync(this.folder, { recursive: true, force: true });
   }
 }
 
+/**
+ * The worker's environment for the real clients, as an operator would set it:
+ * the APNs `.p8` key, a Firebase service-account file (its key signs the OAuth
+ * grant the token fake answers), the VAPID keys, Expo switched on; the fakes'
+ * certificate trusted and Apple's and Google's hosts redirected to the fakes.
+ */
+function credentialsFor(services: FakeServices, folder: string): Record<string, string> {
+  const file = (name: string, text: string) => {
+    const path = join(folder, name);
+    writeFileSync(path, text);
+    return path;
+  };
+  const { privateKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
+  const account = {
+    type: 'service_account',
+    project_id: services.fcm.projectId,
+    client_email: `bench@${services.fcm.projectId}.iam.gserviceaccount.com`,
+    private_key: privateKey.export({ type: 'pkcs8', format: 'pem' }).toString(),
+  };
+  const vapid = services.web.vapid;
+  return {
+    APNS_KEY_FILE: file('AuthKey.p8', services.apns.key),
+    APNS_KEY_ID: services.apns.keyId,
+    APNS_TEAM_ID: services.apns.teamId,
+    APNS_TOPIC: 'com.example.bench',
+    FCM_SERVICE_ACCOUNT_FILE: file('service-account.json', JSON.stringify(account)),
+    VAPID_PUBLIC_KEY: vapid.publicKey,
+    VAPID_PRIVATE_KEY: vapid.privateKey,
+    VAPID_SUBJECT: 'mailto:bench@example.com',
+    EXPO_PUSH_ENABLED: '1',
+    EXPO_BASE_URL: services.expo.baseUrl,
+    NODE_EXTRA_CA_CERTS: file('fakes-ca.pem', services.ca),
+    BENCH_REDIRECTS: JSON.stringify(services.redirects),
+  };
+}
+
 export interface PipelineFigures {
+  /** The simulated provider's runs, by jitter. */
   byJitter: Record<number, { perSecond: number; lateness: PipelineRun['lateness']; wait: PipelineRun['wait'] }>;
+  /** The real clients' runs (jitter 0), and their rate over the simulated runs' at jitter 0 when those ran. */
+  real?: { perSecond: number; pushesPerSecond: number; lateness: PipelineRun['lateness']; ratio?: number };
   runs: PipelineRun[];
 }
 
-/** Runs alternate between the jitter settings (0, 300, 0, 300, …). */
-export async function reminderPipeline(options: PipelineOptions, jitters: number[], runs: number): Promise<PipelineFigures> {
+export interface PipelineRunPlan {
+  mode: PushMode;
+  jitter: number;
+}
+
+/** `runs` rounds of the plan's runs in its order (simulated 0, simulated 300, real 0, …): interleaved. */
+export async function reminderPipeline(options: PipelineOptions, plan: PipelineRunPlan[], runs: number): Promise<PipelineFigures> {
   const pipeline = new ReminderPipeline(options);
   const all: PipelineRun[] = [];
   try {
     await pipeline.setup();
     for (let run = 1; run <= runs; run++) {
-      for (const jitter of jitters) {
-        const r = await pipeline.run(jitter);
+      for (const { mode, jitter } of plan) {
+        const r = await pipeline.run(jitter, mode);
         all.push(r);
         options.log(
-          `reminders run ${run}/${runs} jitter ${jitter}: ${r.reminders} reminders (${r.devices} devices) in ${r.drainSeconds.toFixed(1)} s = ` +
-            `${Math.round(r.perSecond)}/s; lateness p50 ${r.lateness.p50.toFixed(1)} s, p99 ${r.lateness.p99.toFixed(1)} s, max ${r.lateness.max.toFixed(1)} s; ` +
-            `wait p99 ${r.wait.p99.toFixed(1)} s`,
+          `reminders run ${run}/${runs} ${mode} jitter ${jitter}: ${r.reminders} reminders (${r.devices} devices) in ${r.drainSeconds.toFixed(1)} s = ` +
+            `${Math.round(r.perSecond)}/s (${Math.round(r.pushesPerSecond)} pushes/s); lateness p50 ${r.lateness.p50.toFixed(1)} s, ` +
+            `p99 ${r.lateness.p99.toFixed(1)} s, max ${r.lateness.max.toFixed(1)} s; wait p99 ${r.wait.p99.toFixed(1)} s`,
         );
       }
     }
   } finally {
     await pipeline.close();
   }
+  const dist = (rs: PipelineRun[], pick: (r: PipelineRun) => PipelineRun['wait']) => ({
+    p50: median(rs.map((r) => pick(r).p50)),
+    p95: median(rs.map((r) => pick(r).p95)),
+    p99: median(rs.map((r) => pick(r).p99)),
+    max: median(rs.map((r) => pick(r).max)),
+  });
   const byJitter: PipelineFigures['byJitter'] = {};
-  for (const jitter of jitters) {
-    const rs = all.filter((r) => r.jitterSeconds === jitter);
-    const dist = (pick: (r: PipelineRun) => PipelineRun['wait']) => ({
-      p50: median(rs.map((r) => pick(r).p50)),
-      p95: median(rs.map((r) => pick(r).p95)),
-      p99: median(rs.map((r) => pick(r).p99)),
-      max: median(rs.map((r) => pick(r).max)),
-    });
-    byJitter[jitter] = { perSecond: median(rs.map((r) => r.perSecond)), lateness: dist((r) => r.lateness), wait: dist((r) => r.wait) };
+  for (const jitter of new Set(plan.filter((p) => p.mode === 'simulated').map((p) => p.jitter))) {
+    const rs = all.filter((r) => r.mode === 'simulated' && r.jitterSeconds === jitter);
+    byJitter[jitter] = {
+      perSecond: median(rs.map((r) => r.perSecond)),
+      lateness: dist(rs, (r) => r.lateness),
+      wait: dist(rs, (r) => r.wait),
+    };
   }
-  return { byJitter, runs: all };
+  const real = all.filter((r) => r.mode === 'real' && r.jitterSeconds === 0);
+  const figures: PipelineFigures = { byJitter, runs: all };
+  if (real.length > 0) {
+    const perSecond = median(real.map((r) => r.perSecond));
+    figures.real = {
+      perSecond,
+      pushesPerSecond: median(real.map((r) => r.pushesPerSecond)),
+      lateness: dist(real, (r) => r.lateness),
+      ...(byJitter[0] ? { ratio: perSecond / byJitter[0].perSecond } : {}),
+    };
+  }
+  return figures;
 }

@@ -63,6 +63,26 @@ describe('WebPushProvider against a local push service', () => {
     expect(topicFor('nudge:reminder:7')).toMatch(/^[A-Za-z0-9_-]{32}$/);
   });
 
+  it('pushes to one push service share one VAPID signature; another service gets its own, for its origin', async () => {
+    const [first, second] = [fake.browser(), fake.browser()];
+    const other = await startFakeWebPush();
+    try {
+      const elsewhere = other.browser();
+      // The provider trusts the first fake's certificate; both fakes share it (one per test process).
+      for (const browser of [first, second, elsewhere]) expect((await provider.send(message(browser))).kind).toBe('sent');
+      const [a, b] = [fake.requestsFor(first)[0]!, fake.requestsFor(second)[0]!];
+      const c = other.requestsFor(elsewhere)[0]!;
+      expect(a.headers.authorization).toBe(b.headers.authorization);
+      expect(a.vapid).toMatchObject({ aud: fake.origin, sub: 'mailto:ops@example.com' });
+      expect(c.vapid).toMatchObject({ aud: other.origin, sub: 'mailto:ops@example.com' });
+      expect(c.headers.authorization).not.toBe(a.headers.authorization);
+      // Still encrypted for each browser's own keys.
+      for (const request of [a, b, c]) expect(request.payload).toMatchObject({ title: 'Stretch', body: 'Two minutes' });
+    } finally {
+      await other.stop();
+    }
+  });
+
   it('a normal-priority message without an expiry goes with urgency normal and a day of TTL', async () => {
     const browser = fake.browser();
     expect((await provider.send(message(browser, { priority: 'normal', timeSensitive: true }))).kind).toBe('sent');

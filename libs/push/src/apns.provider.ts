@@ -95,7 +95,10 @@ export class ApnsPushProvider implements PushProvider {
     }
 
     const notification = this.notificationFor(message);
-    const bytes = Buffer.byteLength(JSON.stringify(notification.rawPayload), 'utf8');
+    // The body the library sends: its compile() (untyped) builds it once and caches it on the notification, so
+    // measuring that string costs no second JSON.stringify per push.
+    const body = (notification as unknown as { compile?: () => string }).compile?.() ?? JSON.stringify(notification.rawPayload);
+    const bytes = Buffer.byteLength(body, 'utf8');
     if (bytes > MAX_PAYLOAD_BYTES) {
       return { kind: 'permanent', reason: `PayloadTooLarge: ${bytes} bytes, the limit is ${MAX_PAYLOAD_BYTES}` };
     }

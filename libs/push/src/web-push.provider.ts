@@ -22,6 +22,15 @@ export interface WebPushProviderOptions {
 const MAX_TTL_SECONDS = 28 * 24 * 3600;
 /** Without an expiry, a day: a reminder is worth little after that. */
 const DEFAULT_TTL_SECONDS = 24 * 3600;
+/**
+ * web-push signs a VAPID JWT valid 12 hours (RFC 8292 allows at most 24) from
+ * the wall clock the push service checks it against; we sign again once half
+ * of that is gone (elapsed time, so an injected clock pinned elsewhere cannot
+ * make a JWT the service would refuse).
+ */
+const VAPID_REUSE_MS = 6 * 3600 * 1000;
+/** Push services are a handful of origins; a bound all the same, against subscriptions naming arbitrary hosts. */
+const MAX_VAPID_AUDIENCES = 64;
 
 /**
  * Web Push (RFC 8030) with VAPID (RFC 8292) through the `web-push` package,
@@ -31,7 +40,9 @@ const DEFAULT_TTL_SECONDS = 24 * 3600;
  */
 export class WebPushProvider implements PushProvider {
   readonly name = 'webpush' as const;
-  private readonly vapidDetails: RequestOptions['vapidDetails'];
+  private readonly vapidDetails: NonNullable<RequestOptions['vapidDetails']>;
+  /** The signed `Authorization` header per push service origin (the JWT's audience), and when it expires. */
+  private readonly vapidHeaders = new Map<string, { authorization: string; signedAt: number }>();
   private readonly agent: https.Agent;
   private readonly timeoutMs: number;
   private readonly now: () => Date;
@@ -55,7 +66,8 @@ export class WebPushProvider implements PushProvider {
     const payload = JSON.stringify(buildWebPushPayload(message, message.collapseId));
     try {
       const result = await webpush.sendNotification(subscription, payload, {
-        vapidDetails: this.vapidDetails,
+        // Signed here once per push service and reused: web-push would sign a new ES256 JWT for every push.
+        headers: { Authorization: this.vapidAuthorization(subscription.endpoint) },
         TTL: this.ttlSeconds(message),
         // A silent push is background work: normal, as FCM and Expo send it.
         urgency: message.silent || message.priority === 'normal' ? 'normal' : 'high',
@@ -74,6 +86,17 @@ export class WebPushProvider implements PushProvider {
     if (this.closed) return;
     this.closed = true;
     this.agent.destroy();
+  }
+
+  private vapidAuthorization(endpoint: string): string {
+    const audience = new URL(endpoint).origin;
+    const cached = this.vapidHeaders.get(audience);
+    if (cached && performance.now() - cached.signedAt < VAPID_REUSE_MS) return cached.authorization;
+    const { subject, publicKey, privateKey } = this.vapidDetails;
+    const { Authorization } = webpush.getVapidHeaders(audience, subject, publicKey, privateKey, 'aes128gcm');
+    if (this.vapidHeaders.size >= MAX_VAPID_AUDIENCES) this.vapidHeaders.clear();
+    this.vapidHeaders.set(audience, { authorization: Authorization, signedAt: performance.now() });
+    return Authorization;
   }
 
   private ttlSeconds(message: PushMessage): number {

@@ -72,6 +72,7 @@ export async function startFakeApns(
 ): Promise<FakeApns> {
   const { cert, key } = await testCertificate();
   const verifyKey = await importSPKI(signing.publicKey, 'ES256');
+  const verified = new Map<string, boolean>();
   const scripts = new Map<string, FakeApnsAnswer[]>();
   const requests: FakeApnsRequest[] = [];
 
@@ -92,14 +93,17 @@ export async function startFakeApns(
           const token = /^\/3\/device\/([^/?]+)$/.exec(path)?.[1] ?? '';
           const authorization = headers.authorization ?? '';
           const jwt = /^bearer (.+)$/i.exec(authorization)?.[1];
-          let jwtValid = false;
-          if (jwt) {
+          // A provider token is reused for many requests (20–60 minutes): verified once, as Apple caches it.
+          let jwtValid = jwt ? (verified.get(jwt) ?? false) : false;
+          if (jwt && !verified.has(jwt)) {
             try {
               const { protectedHeader } = await jwtVerify(jwt, verifyKey, { issuer: signing.teamId, algorithms: ['ES256'] });
               jwtValid = protectedHeader.kid === signing.keyId;
             } catch {
               jwtValid = false;
             }
+            if (verified.size >= 1000) verified.clear();
+            verified.set(jwt, jwtValid);
           }
           let body: unknown;
           try {

@@ -50,12 +50,29 @@ export interface FakeWebPush {
  * (RFC 8188 / 8291) with the subscription's private key — written here from
  * the RFCs with node:crypto, not with the library under test.
  */
-export async function startFakeWebPush(options: { latencyMs?: number } = {}): Promise<FakeWebPush> {
+export async function startFakeWebPush(
+  options: {
+    latencyMs?: number;
+    aliases?: boolean;
+    /** false: the payload is not decrypted (`payload` null), as a real push service never does (the bench). */
+    decrypt?: boolean;
+  } = {},
+): Promise<FakeWebPush> {
   const { cert, key } = await testCertificate();
   const browsers = new Map<string, FakeBrowser>();
   const scripts = new Map<string, FakeWebPushAnswer[]>();
   const requests: FakeWebPushRequest[] = [];
   let counter = 0;
+  // A VAPID JWT is reused for hours: checked once per header.
+  const checked = new Map<string, FakeWebPushRequest['vapid']>();
+  const vapidOf = (header: string | undefined) => {
+    if (header === undefined) return null;
+    if (!checked.has(header)) {
+      if (checked.size >= 1000) checked.clear();
+      checked.set(header, checkVapid(header));
+    }
+    return checked.get(header)!;
+  };
 
   const server = https.createServer(
     { cert, key },
@@ -63,7 +80,9 @@ export async function startFakeWebPush(options: { latencyMs?: number } = {}): Pr
       const chunks: Buffer[] = [];
       req.on('data', (chunk: Buffer) => chunks.push(chunk));
       req.on('end', () => {
-        const id = /^\/push\/([^/?]+)$/.exec(req.url ?? '')?.[1] ?? '';
+        const path = /^\/push\/([^/?]+)$/.exec(req.url ?? '')?.[1] ?? '';
+        // With `aliases`, `<id>.<n>` is browser <id> too: many subscriptions sharing one key pair (the bench's web devices).
+        const id = options.aliases ? path.replace(/\.\d+$/, '') : path;
         const browser = browsers.get(id);
         const answer = scripts.get(id)?.shift() ?? {
           status: 201,
@@ -75,14 +94,14 @@ export async function startFakeWebPush(options: { latencyMs?: number } = {}): Pr
           headers[name] = req.headers[name] as string | undefined;
         }
         let payload: unknown = null;
-        if (browser) {
+        if (browser && options.decrypt !== false) {
           try {
             payload = JSON.parse(decryptAes128gcm(Buffer.concat(chunks), browser).toString('utf8'));
           } catch (error) {
             payload = { undecryptable: (error as Error).message };
           }
         }
-        requests.push({ browser: id, status, headers, vapid: checkVapid(headers.authorization), payload });
+        requests.push({ browser: id, status, headers, vapid: vapidOf(headers.authorization), payload });
         res.writeHead(status, answer.headers ?? {});
         res.end(answer.body ?? '');
       });

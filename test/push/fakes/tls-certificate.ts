@@ -11,7 +11,13 @@ export interface TestCertificate {
 }
 
 /** Host names the certificate is valid for: the fakes answer as themselves and as the real hosts. */
-export const CERTIFICATE_HOSTS = ['localhost', 'fcm.googleapis.com', 'api.sandbox.push.apple.com'];
+export const CERTIFICATE_HOSTS = [
+  'localhost',
+  'fcm.googleapis.com',
+  'api.sandbox.push.apple.com',
+  'www.googleapis.com',
+  'oauth2.googleapis.com',
+];
 
 let pending: Promise<TestCertificate> | undefined;
 
