@@ -17,8 +17,9 @@
 //    (dead tuples left behind, before any vacuum).
 //
 // The latencies: the worker's claim statement (CLAIM from libs/queue/src/sql.ts,
-// in a transaction rolled back, so the due jobs stay queued), and through the
-// API GET /metrics (the queue gauges), GET /v1/ops/queue, and
+// in a transaction rolled back, so the due jobs stay queued), the queue gauges
+// (queueGauges, as a scrape reads them), and through the API GET /metrics
+// (which caches the gauges for a second), GET /v1/ops/queue, and
 // GET /v1/reminders/{id}/occurrences (history `before=`, coming `after=`) and
 // …/deliveries of the long-history users. One request at a time.
 //
@@ -27,7 +28,8 @@
 import pg from 'pg';
 import { signToken } from '../../apps/api/src/auth/jwt.js';
 import { migrateUnderLock } from '../../libs/database/src/migrate.js';
-import { enqueueMany, pruneFinishedJobs } from '../../libs/queue/src/index.js';
+import { enqueueMany, pruneFinishedJobs, queueGauges } from '../../libs/queue/src/index.js';
+import { FAILED_SINCE, GAUGES, SCHEDULED_BY_KIND, SUCCEEDED_SINCE } from '../../libs/queue/src/ops-sql.js';
 import { CLAIM } from '../../libs/queue/src/sql.js';
 import { API_SECRET, seedUsers, startApi } from '../api/api.bench.js';
 import { freshDatabase } from '../support/postgres.js';
@@ -48,11 +50,12 @@ const CHUNK = 50_000;
 const ROWS_PER_OCCURRENCE = 4.56;
 export const HISTORY_TABLES = ['jobs', 'job_runs', 'push_deliveries', 'reminder_occurrences', 'reminder_jobs'] as const;
 
-export const PROBES = ['claim', 'scrape', 'opsQueue', 'occurrencesBefore', 'occurrencesAfter', 'deliveries'] as const;
+export const PROBES = ['claim', 'gauges', 'scrape', 'opsQueue', 'occurrencesBefore', 'occurrencesAfter', 'deliveries'] as const;
 export type Probe = (typeof PROBES)[number];
 export const PROBE_LABELS: Record<Probe, string> = {
   claim: 'worker claim statement (100 of 300 due jobs)',
-  scrape: 'GET /metrics (queue gauges)',
+  gauges: 'queue gauges statement (queueGauges, what a scrape reads)',
+  scrape: 'GET /metrics (queue gauges cached up to 1 s)',
   opsQueue: 'GET /v1/ops/queue',
   occurrencesBefore: 'GET /v1/reminders/{id}/occurrences?before= (history)',
   occurrencesAfter: 'GET /v1/reminders/{id}/occurrences (coming)',
@@ -66,6 +69,8 @@ export interface HistoryPoint {
   latency: Record<Probe, Distribution>;
   /** job_runs rows (to count what the pruner took with the jobs). */
   jobRuns: number;
+  /** The ops page's statements on their own (EXPLAIN ANALYZE execution time, ms, one run each, warm). */
+  opsStatements: Record<string, number>;
   /** Bytes: table (heap + TOAST) and indexes, per table. */
   sizes: Record<string, { table: number; indexes: number }>;
 }
@@ -91,7 +96,7 @@ export interface HistoryBenchOptions {
 export async function historyBench(o: HistoryBenchOptions): Promise<HistoryFigures> {
   const url = await freshDatabase(o.adminUrl, 'bench_history');
   await migrateUnderLock(url);
-  const pool = new pg.Pool({ connectionString: url, max: 2 });
+  const pool = new pg.Pool({ connectionString: url, max: 3 });
   const api = await startApi(url);
   try {
     const users = await seedUsers(api.base, LONG_USERS, 'history-user');
@@ -111,6 +116,7 @@ export async function historyBench(o: HistoryBenchOptions): Promise<HistoryFigur
       const runsDeleted = jobsDeleted === 0 ? 0 : points[points.length - 1]!.jobRuns - point.jobRuns;
       rows -= jobsDeleted + runsDeleted;
       point.rows = rows;
+      o.log(`history ${label}: ops statements in the server, ms: ${JSON.stringify(point.opsStatements)}`);
       o.log(
         `history ${label} (${rows} rows): ` +
           PROBES.map((p) => `${p} p50 ${point.latency[p].p50.toFixed(2)} / p99 ${point.latency[p].p99.toFixed(2)} ms`).join(', '),
@@ -315,6 +321,8 @@ async function measure(
           await client.query('ROLLBACK');
         }
       },
+      // The statement a scrape runs when the API's 1-second cache of it is stale (every scrape at a 15 s interval).
+      gauges: () => queueGauges(pool, new Date()),
       scrape: get('/metrics', opsToken),
       opsQueue: get('/v1/ops/queue', opsToken),
       occurrencesBefore: () => {
@@ -346,7 +354,32 @@ async function measure(
   }
   const sizes = await tableSizes(pool);
   const { rows: runs } = await pool.query<{ n: string }>('SELECT count(*) AS n FROM job_runs');
-  return { label, rows: 0, jobRuns: Number(runs[0]!.n), latency, sizes };
+  return { label, rows: 0, jobRuns: Number(runs[0]!.n), latency, opsStatements: await opsStatements(pool), sizes };
+}
+
+/** What each statement of GET /v1/ops/queue costs in the server (the gauges as queueGauges runs them: no seq scans). */
+async function opsStatements(pool: pg.Pool): Promise<Record<string, number>> {
+  const now = new Date();
+  const hourAgo = new Date(now.getTime() - 3_600_000);
+  const statements = {
+    gauges: [GAUGES, now],
+    scheduledByKind: [SCHEDULED_BY_KIND, now],
+    succeededSince: [SUCCEEDED_SINCE, hourAgo],
+    failedSince: [FAILED_SINCE, hourAgo],
+  } as const;
+  const out: Record<string, number> = {};
+  const client = await pool.connect();
+  try {
+    for (const [name, [text, at]] of Object.entries(statements)) {
+      await client.query(`BEGIN READ ONLY; SET LOCAL enable_seqscan = ${name === 'gauges' ? 'off' : 'on'}`);
+      const { rows } = await client.query<{ 'QUERY PLAN': [{ 'Execution Time': number }] }>(`EXPLAIN (ANALYZE, FORMAT JSON) ${text}`, [at]);
+      await client.query('COMMIT');
+      out[name] = Number(rows[0]!['QUERY PLAN'][0]['Execution Time'].toFixed(2));
+    }
+  } finally {
+    client.release();
+  }
+  return out;
 }
 
 async function tableSizes(pool: pg.Pool): Promise<HistoryPoint['sizes']> {
