@@ -11,11 +11,13 @@
 //   npm run bench -- --quick           small sizes, under two minutes
 //   npm run bench -- --only=drain,api  a subset (drain, latency, enqueue, reminders, scheduling, api, clients)
 //   npm run bench -- --only=reminders --reminders=5000   the pipeline at another size
+//   npm run bench -- --only=history --history=50000000   history at scale at another size (issue 17's figure)
 import { execFileSync } from 'node:child_process';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
 import { resolve } from 'node:path';
 import { apiBench, type ApiFigures } from './api/api.bench.js';
+import { historyBench, PROBE_LABELS, PROBES, HISTORY_TABLES, type HistoryFigures } from './history/history.bench.js';
 import { clientsBench, type ClientFigures } from './push/clients.bench.js';
 import { drain, enqueueRates, latency, type DrainFigures, type EnqueueFigures, type LatencyFigures } from './queue/queue.bench.js';
 import { peerRuntime, type PeerRuntime } from './queue/peers/runtime.js';
@@ -37,7 +39,7 @@ import { ROOT, spawnBenchScript } from './support/child.js';
 import { freshDatabase, startServer } from './support/postgres.js';
 import { median } from './support/stats.js';
 
-const SECTIONS = ['drain', 'latency', 'enqueue', 'reminders', 'scheduling', 'api', 'clients'] as const;
+const SECTIONS = ['drain', 'latency', 'enqueue', 'reminders', 'scheduling', 'api', 'clients', 'history'] as const;
 type Section = (typeof SECTIONS)[number];
 
 const quick = process.argv.includes('--quick');
@@ -47,7 +49,19 @@ for (const s of only) if (!SECTIONS.includes(s)) throw new Error(`--only: unknow
 
 const RUNS = 3;
 const SIZES = quick
-  ? { drainJobs: 3_000, latencyJobs: 30, single: 200, bulk: 10_000, reminders: 400, schedulingCalls: 60_000, apiSeconds: 2, pushes: 300 }
+  ? {
+      drainJobs: 3_000,
+      latencyJobs: 30,
+      single: 200,
+      bulk: 10_000,
+      reminders: 400,
+      schedulingCalls: 60_000,
+      apiSeconds: 2,
+      pushes: 300,
+      history: 20_000,
+      historySamples: 30,
+      pruneSeconds: 10,
+    }
   : {
       drainJobs: 100_000,
       latencyJobs: 200,
@@ -57,10 +71,16 @@ const SIZES = quick
       schedulingCalls: 500_000,
       apiSeconds: 20,
       pushes: 5_000,
+      history: 5_000_000,
+      historySamples: 200,
+      pruneSeconds: 60,
     };
 // `--reminders=N` overrides the pipeline's size (to profile it without a full run).
 const remindersArg = process.argv.find((a) => a.startsWith('--reminders='));
 if (remindersArg) SIZES.reminders = Number(remindersArg.slice('--reminders='.length));
+// `--history=N` overrides the history rows the history section fills to (50,000,000 is issue 17's figure).
+const historyArg = process.argv.find((a) => a.startsWith('--history='));
+if (historyArg) SIZES.history = Number(historyArg.slice('--history='.length));
 // `--pipeline=real` (or `simulated`) runs the pipeline in that mode only: to profile one of them.
 const pipelineArg = process.argv.find((a) => a.startsWith('--pipeline='));
 const PIPELINE_MODES = new Set(pipelineArg ? pipelineArg.slice('--pipeline='.length).split(',') : ['simulated', 'real']);
@@ -145,6 +165,7 @@ async function main(): Promise<void> {
   let schedulingF: SchedulingResult | undefined;
   let apiF: ApiFigures | undefined;
   let clientsF: ClientFigures | undefined;
+  let historyF: HistoryFigures | undefined;
   try {
     if (queueSections) {
       for (const system of systems)
@@ -203,13 +224,23 @@ async function main(): Promise<void> {
       log(`clients: ${SIZES.pushes} pushes per client, ${PUSHES_IN_FLIGHT} in flight, services answering in ${SERVICE_LATENCY_MS} ms`);
       clientsF = await clientsBench({ messages: SIZES.pushes, inFlight: PUSHES_IN_FLIGHT, latencyMs: SERVICE_LATENCY_MS, runs: RUNS }, log);
     }
+    if (only.has('history')) {
+      log(`history: latencies with no history, then filled to ${SIZES.history} history rows, then after the pruner`);
+      historyF = await historyBench({
+        adminUrl: server.adminUrl,
+        rows: SIZES.history,
+        samples: SIZES.historySamples,
+        pruneSeconds: SIZES.pruneSeconds,
+        log,
+      });
+    }
   } finally {
     for (const client of clients.values()) await client.close().catch(() => undefined);
     await server.stop();
   }
   environment.loadAverageAtEnd = loadavg().map((l) => Number(l.toFixed(2)));
 
-  const figures = buildFigures({ drainF, latencyF, enqueueF, remindersF, schedulingF, apiF, clientsF });
+  const figures = buildFigures({ drainF, latencyF, enqueueF, remindersF, schedulingF, apiF, clientsF, historyF });
   const table = markdownTable(figures, environment);
   console.log(table);
   const dir = resolve(ROOT, 'bench/results');
@@ -218,7 +249,7 @@ async function main(): Promise<void> {
   writeFileSync(resolve(dir, `${suffix}.json`), `${JSON.stringify(figures, null, 2)}\n`);
   writeFileSync(
     resolve(dir, `${suffix}.runs.json`),
-    `${JSON.stringify({ environment, drain: drainF, latency: latencyF, enqueue: enqueueF, reminders: remindersF, scheduling: schedulingF, api: apiF, clients: clientsF }, null, 2)}\n`,
+    `${JSON.stringify({ environment, drain: drainF, latency: latencyF, enqueue: enqueueF, reminders: remindersF, scheduling: schedulingF, api: apiF, clients: clientsF, history: historyF }, null, 2)}\n`,
   );
   writeFileSync(resolve(dir, `${suffix}.md`), `${table}\n`);
   log(`wrote bench/results/${suffix}.json, ${suffix}.runs.json and ${suffix}.md`);
@@ -234,8 +265,10 @@ function buildFigures(f: {
   schedulingF?: SchedulingResult;
   apiF?: ApiFigures;
   clientsF?: ClientFigures;
+  historyF?: HistoryFigures;
 }): Figure[] {
   const out: Figure[] = [];
+  if (f.historyF) out.push(...historyFigures(f.historyF));
   if (f.clientsF) {
     const labels = {
       apns: 'APNs through @parse/node-apn (HTTP/2)',
@@ -458,6 +491,71 @@ function buildFigures(f: {
       });
     }
   }
+  return out;
+}
+
+// History at scale: each latency at N history rows over the same at the baseline (the long-history users' own
+// rows only); flat is ≤ 1.5×. Also after the pruner (dead tuples, no vacuum yet), the tables' sizes, and the
+// costs of filling and of pruning.
+function historyFigures(h: HistoryFigures): Figure[] {
+  const out: Figure[] = [];
+  const [base, ...later] = h.points;
+  const count = (n: number) => n.toLocaleString('en-US');
+  for (const point of later) {
+    for (const probe of PROBES) {
+      for (const p of ['p50', 'p99'] as const) {
+        const before = base!.latency[probe][p];
+        const after = point.latency[probe][p];
+        const ratio = after / before;
+        out.push({
+          figure:
+            `History ${count(base!.rows)} → ${count(point.rows)} rows${point.label === 'after prune' ? ' (after the pruner, before vacuum)' : ''}: ` +
+            `${PROBE_LABELS[probe]} ${p} ${round(before, 2)} → ${round(after, 2)} ms`,
+          unit: '×',
+          nudge: round(ratio, 2),
+          peers: {},
+          target: '≤ 1.5× (flat)',
+          met: ratio <= 1.5,
+        });
+      }
+    }
+  }
+  const filled = h.points[1]!;
+  for (const table of HISTORY_TABLES) {
+    const size = filled.sizes[table]!;
+    out.push({
+      figure: `History ${count(filled.rows)} rows: ${table} table (heap and TOAST)`,
+      unit: 'MB',
+      nudge: round(size.table / 2 ** 20, 1),
+      peers: {},
+      target: null,
+      met: null,
+    });
+    out.push({
+      figure: `History ${count(filled.rows)} rows: ${table} indexes`,
+      unit: 'MB',
+      nudge: round(size.indexes / 2 ** 20, 1),
+      peers: {},
+      target: null,
+      met: null,
+    });
+  }
+  out.push({
+    figure: `History: filling ${count(h.fill.rows)} rows with set-based SQL (then ANALYZE)`,
+    unit: 's per million rows',
+    nudge: round(h.fill.secondsPerMillion, 1),
+    peers: {},
+    target: null,
+    met: null,
+  });
+  out.push({
+    figure: `History: the pruner (pruneFinishedJobs, 1,000 jobs a statement) deleting ${count(h.prune.deleted)} finished jobs with their runs${h.prune.stoppedByTimeLimit ? ' (stopped at its time limit)' : ''}`,
+    unit: 'jobs/s',
+    nudge: round(h.prune.perSecond),
+    peers: {},
+    target: null,
+    met: null,
+  });
   return out;
 }
 

@@ -34,7 +34,7 @@ interface AutocannonResult {
 // autocannon ships no types; these are the parts used here.
 const autocannon = createRequire(import.meta.url)('autocannon') as (options: Record<string, unknown>) => Promise<AutocannonResult>;
 
-const SECRET = 'bench-secret-bench-secret-bench-secret!';
+export const API_SECRET = 'bench-secret-bench-secret-bench-secret!';
 const USERS = 50;
 
 export interface EndpointRun {
@@ -73,40 +73,19 @@ export async function apiBench(
   log: (line: string) => void,
   options: ApiBenchOptions = {},
 ): Promise<ApiFigures> {
-  const main = options.main ?? resolve(ROOT, 'dist/apps/api/src/main.js');
-  if (!existsSync(main)) throw new Error(`${main} is missing: run \`npm run build\` first`);
   const url = await freshDatabase(adminUrl, options.database ?? 'bench_api');
   await migrateUnderLock(url);
-  const port = await freePort();
-  const api = spawn(process.execPath, [...(options.nodeArgs ?? []), main], {
-    cwd: ROOT,
-    env: {
-      ...process.env,
-      DATABASE_URL: url,
-      ROLE: 'api',
-      PORT: String(port),
-      SKIP_MIGRATIONS: '1',
-      NODE_ENV: 'production',
-      AUTH_JWT_SECRET: SECRET,
-      LOG_LEVEL: 'warn',
-      RATE_LIMIT_PER_MINUTE: '0',
-      RATE_LIMIT_PER_IP_PER_MINUTE: '0',
-    },
-    stdio: ['ignore', 'ignore', 'pipe'],
-  });
-  let stderr = '';
-  api.stderr!.on('data', (c: Buffer) => (stderr = (stderr + c.toString()).slice(-5000)));
-  const base = `http://127.0.0.1:${port}`;
+  const api = await startApi(url, options);
+  const base = api.base;
   try {
-    await waitForReady(base, api, () => stderr);
-    const users = await seed(base);
+    const users = await seedUsers(base);
     const get: EndpointRun[] = [];
     const post: EndpointRun[] = [];
     for (let run = 1; run <= runs; run++) {
       let n = 0;
       const g = await (options.only === 'post'
         ? null
-        : load(base, seconds, api.pid!, {
+        : load(base, seconds, api.pid, {
             method: 'GET',
             path: '/',
             setupRequest: (r) => {
@@ -121,7 +100,7 @@ export async function apiBench(
       const body = JSON.stringify({ title: 'Water the plants', localTime: '07:45', recurrence: 'FREQ=WEEKLY;BYDAY=MO,TH' });
       const p = await (options.only === 'get'
         ? null
-        : load(base, seconds, api.pid!, {
+        : load(base, seconds, api.pid, {
             method: 'POST',
             path: '/v1/reminders',
             setupRequest: (r) => {
@@ -136,10 +115,56 @@ export async function apiBench(
     }
     return { get: medianRun(get), post: medianRun(post), runs: { get, post } };
   } finally {
+    await api.stop();
+  }
+}
+
+export interface RunningApi {
+  base: string;
+  pid: number;
+  stop(): Promise<void>;
+}
+
+/**
+ * The built API (ROLE=api) on `url` (already migrated), ready to answer; rate
+ * limits off, tokens signed with API_SECRET (signToken). Also used by the
+ * history bench.
+ */
+export async function startApi(url: string, options: Pick<ApiBenchOptions, 'main' | 'nodeArgs'> = {}): Promise<RunningApi> {
+  const main = options.main ?? resolve(ROOT, 'dist/apps/api/src/main.js');
+  if (!existsSync(main)) throw new Error(`${main} is missing: run \`npm run build\` first`);
+  const port = await freePort();
+  const api = spawn(process.execPath, [...(options.nodeArgs ?? []), main], {
+    cwd: ROOT,
+    env: {
+      ...process.env,
+      DATABASE_URL: url,
+      ROLE: 'api',
+      PORT: String(port),
+      SKIP_MIGRATIONS: '1',
+      NODE_ENV: 'production',
+      AUTH_JWT_SECRET: API_SECRET,
+      LOG_LEVEL: 'warn',
+      RATE_LIMIT_PER_MINUTE: '0',
+      RATE_LIMIT_PER_IP_PER_MINUTE: '0',
+    },
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
+  let stderr = '';
+  api.stderr!.on('data', (c: Buffer) => (stderr = (stderr + c.toString()).slice(-5000)));
+  const base = `http://127.0.0.1:${port}`;
+  const stop = async (): Promise<void> => {
     api.kill('SIGTERM');
     await Promise.race([new Promise((r) => api.once('exit', r)), new Promise((r) => setTimeout(r, 15_000))]);
     if (api.exitCode === null) api.kill('SIGKILL');
+  };
+  try {
+    await waitForReady(base, api, () => stderr);
+  } catch (err) {
+    await stop();
+    throw err;
   }
+  return { base, pid: api.pid!, stop };
 }
 
 export function describe(r: EndpointRun): string {
@@ -195,11 +220,11 @@ function cpuMsOf(pid: number): number | null {
   }
 }
 
-/** 50 users, each with a profile, a simulated device and one reminder, through the API itself. */
-async function seed(base: string): Promise<{ token: string; reminderId: string }[]> {
+/** `count` users, each with a profile, a simulated device and one daily reminder, through the API itself. */
+export async function seedUsers(base: string, count = USERS, prefix = 'bench-user'): Promise<{ token: string; reminderId: string }[]> {
   return Promise.all(
-    Array.from({ length: USERS }, async (_, i) => {
-      const token = await signToken(SECRET, { userId: `bench-user-${i}` });
+    Array.from({ length: count }, async (_, i) => {
+      const token = await signToken(API_SECRET, { userId: `${prefix}-${i}` });
       const call = async (method: string, path: string, body: unknown) => {
         const res = await fetch(base + path, {
           method,
@@ -210,7 +235,7 @@ async function seed(base: string): Promise<{ token: string; reminderId: string }
         return (await res.json()) as { id: string };
       };
       await call('PUT', '/v1/me', { timeZone: ['Europe/Berlin', 'America/Chicago', 'Asia/Tokyo'][i % 3] });
-      await call('PUT', '/v1/me/devices/phone', { platform: i % 2 ? 'ios' : 'android', pushToken: `sim-bench-${i}` });
+      await call('PUT', '/v1/me/devices/phone', { platform: i % 2 ? 'ios' : 'android', pushToken: `sim-${prefix}-${i}` });
       const { id } = await call('POST', '/v1/reminders', { title: 'Stretch', localTime: '08:00', recurrence: 'FREQ=DAILY' });
       return { token, reminderId: id };
     }),
