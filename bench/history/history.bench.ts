@@ -32,7 +32,7 @@ import { enqueueMany, pruneFinishedJobs, queueGauges } from '../../libs/queue/sr
 import { FAILED_SINCE, GAUGES, SCHEDULED_BY_KIND, SUCCEEDED_SINCE } from '../../libs/queue/src/ops-sql.js';
 import { CLAIM } from '../../libs/queue/src/sql.js';
 import { API_SECRET, seedUsers, startApi } from '../api/api.bench.js';
-import { freshDatabase } from '../support/postgres.js';
+import { benchPool, freshDatabase } from '../support/postgres.js';
 import { distribution, type Distribution } from '../support/stats.js';
 
 const DAY_MS = 86_400_000;
@@ -96,7 +96,7 @@ export interface HistoryBenchOptions {
 export async function historyBench(o: HistoryBenchOptions): Promise<HistoryFigures> {
   const url = await freshDatabase(o.adminUrl, 'bench_history');
   await migrateUnderLock(url);
-  const pool = new pg.Pool({ connectionString: url, max: 3 });
+  const pool = benchPool(url, 3);
   const api = await startApi(url);
   try {
     const users = await seedUsers(api.base, LONG_USERS, 'history-user');

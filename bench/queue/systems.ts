@@ -2,10 +2,10 @@
 // how to empty the tables between runs, how to count finished jobs, and how
 // to start a worker in a child process. Nudge runs here and in queue.worker.ts;
 // the peers run on Node 22 in peers/peer.mjs (see peers/runtime.ts).
-import pg from 'pg';
 import { migrateUnderLock } from '../../libs/database/src/migrate.js';
 import { enqueue, enqueueMany, Worker as NudgeWorker } from '../../libs/queue/src/index.js';
 import { spawnBenchScript, epochMs, type BenchChild } from '../support/child.js';
+import { benchPool } from '../support/postgres.js';
 import { openPeerClient, spawnPeerWorker, type PeerRuntime } from './peers/runtime.js';
 import type { QueueWorkerConfig } from './queue.worker.js';
 
@@ -109,7 +109,7 @@ export async function openClient(system: SystemName, url: string, peers: PeerRun
     if (!peers) throw new Error(`${system} is unavailable`);
     return openPeerClient(peers, system, url);
   }
-  const pool = new pg.Pool({ connectionString: url, max: 4 });
+  const pool = benchPool(url, 4);
   const sql = async (text: string) => (await pool.query(text)).rows;
   await migrateUnderLock(url);
   return {

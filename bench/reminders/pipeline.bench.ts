@@ -44,7 +44,7 @@ import { SEND_REMINDER_ATTEMPTS } from '../../libs/reminders/src/occurrence-sche
 import type { FakeServices } from '../push/fake-services.js';
 import { startFakeServices, type RunningServices } from '../push/services.js';
 import { ROOT } from '../support/child.js';
-import { freshDatabase } from '../support/postgres.js';
+import { benchPool, freshDatabase } from '../support/postgres.js';
 import { median } from '../support/stats.js';
 
 export const ZONES = [
@@ -147,7 +147,7 @@ export class ReminderPipeline {
     }
     this.url = await freshDatabase(this.options.adminUrl, 'bench_reminders');
     await migrateUnderLock(this.url);
-    this.pool = new pg.Pool({ connectionString: this.url, max: 4 });
+    this.pool = benchPool(this.url, 4);
     this.fakes = await startFakeServices(this.options.serviceLatencyMs);
     this.folder = mkdtempSync(join(tmpdir(), 'nudge-bench-push-'));
     this.realEnv = credentialsFor(this.fakes.services, this.folder);

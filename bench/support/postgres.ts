@@ -57,3 +57,15 @@ export async function dropDatabase(adminUrl: string, name: string): Promise<void
     await client.end();
   }
 }
+
+/**
+ * A pool for a bench. pg-pool's `end()` resolves once its clients are told to
+ * end, before their sockets close: when the server is stopped right after (the
+ * last section of a run), an idle client's "terminating connection" error
+ * would reach a pool with no listener and end the bench.
+ */
+export function benchPool(url: string, max: number): pg.Pool {
+  const pool = new pg.Pool({ connectionString: url, max });
+  pool.on('error', () => undefined);
+  return pool;
+}
