@@ -49,8 +49,8 @@ export function secretKey(secret: string): Promise<webcrypto.CryptoKey> {
  * Verifies an HS256 bearer token (the self-signed path). Only HS256 is
  * accepted, so `alg: none` and tokens signed with another algorithm are refused.
  */
-export async function verifyToken(secret: string | webcrypto.CryptoKey, token: string, now: Date): Promise<TokenClaims> {
-  return (await verifySecretToken(typeof secret === 'string' ? await secretKey(secret) : secret, token, now)).claims;
+export async function verifyToken(secret: string, token: string, now: Date): Promise<TokenClaims> {
+  return (await verifySecretToken(await secretKey(secret), token, now)).claims;
 }
 
 /** verifyToken, with the window the claims hold in (for a cache of verified tokens). */
