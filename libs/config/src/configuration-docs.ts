@@ -1,4 +1,5 @@
 import { VARIABLES, type VariableSpec } from './config.schema.js';
+import { code } from './variable-kinds.js';
 
 // docs/configuration.md's table of variables is rendered from VARIABLES, so the
 // page cannot say another default, range or rule than the loader applies.
@@ -7,8 +8,6 @@ import { VARIABLES, type VariableSpec } from './config.schema.js';
 
 export const TABLE_START = '<!-- table: rendered from VARIABLES by `npx tsx libs/config/src/cli/configuration-docs.ts` -->';
 export const TABLE_END = '<!-- end of table -->';
-
-const code = (word: string) => `\`${word}\``;
 
 /** The kind's range or words, then the rules and secrecy the loader applies. */
 function accepts(variable: VariableSpec): string {

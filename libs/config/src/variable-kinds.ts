@@ -15,7 +15,8 @@ export interface Kind<T> {
   parse(text: string): Parsed<T>;
 }
 
-const code = (word: string) => `\`${word}\``;
+/** A word as markdown code, as docs/configuration.md shows names and values. */
+export const code = (word: string) => `\`${word}\``;
 
 export function integer(min: number, max: number): Kind<number> {
   return {
