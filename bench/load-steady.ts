@@ -5,15 +5,15 @@
 //
 //   LOAD_RATE=300 LOAD_SECONDS=30 LOAD_USERS=200 npm run bench:load
 //   BENCH_DATABASE_URL=postgres://…/postgres npm run bench:load   (else an embedded PostgreSQL)
-import { spawn } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import { signToken } from '../apps/api/src/auth/jwt.js';
-import { freePort, startTemporaryPostgres, withDatabase } from '../libs/database/src/embedded-postgres.js';
+import { startTemporaryPostgres, withDatabase } from '../libs/database/src/embedded-postgres.js';
 import { migrateUnderLock } from '../libs/database/src/migrate.js';
+import { API_SECRET, startApi } from './api/api.bench.js';
 
 interface Latency {
   p50: number;
@@ -48,7 +48,6 @@ const RATE = Number(process.env.LOAD_RATE ?? 300);
 const SECONDS = Number(process.env.LOAD_SECONDS ?? 30);
 const USERS = Number(process.env.LOAD_USERS ?? 200);
 const CONNECTIONS = Number(process.env.LOAD_CONNECTIONS ?? 20);
-const SECRET = 'bench-secret-that-is-long-enough-for-hs256';
 const log = (line: string) => process.stderr.write(`${line}\n`);
 
 async function main(): Promise<void> {
@@ -67,25 +66,10 @@ async function main(): Promise<void> {
   const databaseUrl = withDatabase(adminUrl, 'nudge_load');
   await migrateUnderLock(databaseUrl);
 
-  const port = await freePort();
-  const api = spawn(process.execPath, [join(ROOT, 'dist/apps/api/src/main.js')], {
-    env: {
-      ...process.env,
-      DATABASE_URL: databaseUrl,
-      ROLE: 'api',
-      PORT: String(port),
-      SKIP_MIGRATIONS: '1',
-      AUTH_JWT_SECRET: SECRET,
-      LOG_LEVEL: 'warn',
-      // One load generator is one IP; the per-user limit stays at its default.
-      RATE_LIMIT_PER_IP_PER_MINUTE: '0',
-    },
-    stdio: ['ignore', 'inherit', 'inherit'],
-  });
-  const base = `http://127.0.0.1:${port}`;
+  const api = await startApi(databaseUrl, { perUserRateLimit: true });
+  const base = api.base;
   try {
-    await waitForReady(base);
-    const tokens = await Promise.all(Array.from({ length: USERS }, (_, i) => signToken(SECRET, { userId: `load-${i}` })));
+    const tokens = await Promise.all(Array.from({ length: USERS }, (_, i) => signToken(API_SECRET, { userId: `load-${i}` })));
     const reminders: string[][] = [];
     log(`seeding ${USERS} users (profile, a device, 3 reminders each)`);
     for (const [i, token] of tokens.entries()) {
@@ -185,23 +169,9 @@ async function main(): Promise<void> {
     console.log(`statuses: ${JSON.stringify(statuses)}  (bench/results/load-steady.json)`);
     process.exitCode = report.errors + report.timeouts + report.non2xx > 0 ? 1 : 0;
   } finally {
-    api.kill('SIGTERM');
-    await new Promise((r) => api.once('exit', r));
+    await api.stop();
     await stopServer();
   }
-}
-
-async function waitForReady(base: string): Promise<void> {
-  const deadline = Date.now() + 60_000;
-  while (Date.now() < deadline) {
-    try {
-      if ((await fetch(`${base}/health/ready`)).status === 200) return;
-    } catch {
-      // not listening yet
-    }
-    await new Promise((r) => setTimeout(r, 200));
-  }
-  throw new Error('the API did not become ready within 60 s');
 }
 
 await main();

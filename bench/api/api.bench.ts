@@ -64,6 +64,8 @@ export interface ApiBenchOptions {
   database?: string;
   /** One endpoint only (a profile of one), else GET and POST alternately. */
   only?: 'get' | 'post';
+  /** Keep the per-user rate limit at its default (bench:load); the per-IP one is always off (one load generator, one IP). */
+  perUserRateLimit?: boolean;
 }
 
 export async function apiBench(
@@ -127,10 +129,13 @@ export interface RunningApi {
 
 /**
  * The built API (ROLE=api) on `url` (already migrated), ready to answer; rate
- * limits off, tokens signed with API_SECRET (signToken). Also used by the
- * history bench.
+ * limits off (or the per-user one on), tokens signed with API_SECRET
+ * (signToken). Also used by the history bench and bench:load.
  */
-export async function startApi(url: string, options: Pick<ApiBenchOptions, 'main' | 'nodeArgs'> = {}): Promise<RunningApi> {
+export async function startApi(
+  url: string,
+  options: Pick<ApiBenchOptions, 'main' | 'nodeArgs' | 'perUserRateLimit'> = {},
+): Promise<RunningApi> {
   const main = options.main ?? resolve(ROOT, 'dist/apps/api/src/main.js');
   if (!existsSync(main)) throw new Error(`${main} is missing: run \`npm run build\` first`);
   const port = await freePort();
@@ -145,7 +150,7 @@ export async function startApi(url: string, options: Pick<ApiBenchOptions, 'main
       NODE_ENV: 'production',
       AUTH_JWT_SECRET: API_SECRET,
       LOG_LEVEL: 'warn',
-      RATE_LIMIT_PER_MINUTE: '0',
+      ...(options.perUserRateLimit ? {} : { RATE_LIMIT_PER_MINUTE: '0' }),
       RATE_LIMIT_PER_IP_PER_MINUTE: '0',
     },
     stdio: ['ignore', 'ignore', 'pipe'],
