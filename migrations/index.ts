@@ -18,6 +18,7 @@ import { SimulatedPayload1764664600000 } from './1764664600000-SimulatedPayload.
 import { PushPacing1764664700000 } from './1764664700000-PushPacing.js';
 import { Apps1764664800000 } from './1764664800000-Apps.js';
 import { IdempotencyAnswerVerbatim1764664900000 } from './1764664900000-IdempotencyAnswerVerbatim.js';
+import { JobDeadCounts1764665000000 } from './1764665000000-JobDeadCounts.js';
 
 export const migrations = [
   UsersDevicesReminders1764662400000,
@@ -38,4 +39,5 @@ export const migrations = [
   PushPacing1764664700000,
   Apps1764664800000,
   IdempotencyAnswerVerbatim1764664900000,
+  JobDeadCounts1764665000000,
 ];

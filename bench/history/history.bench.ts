@@ -28,7 +28,7 @@
 import pg from 'pg';
 import { signToken } from '../../apps/api/src/auth/jwt.js';
 import { migrateUnderLock } from '../../libs/database/src/migrate.js';
-import { enqueueMany, pruneFinishedJobs, queueGauges } from '../../libs/queue/src/index.js';
+import { enqueueMany, foldDeadCounts, pruneFinishedJobs, queueGauges } from '../../libs/queue/src/index.js';
 import { FAILED_SINCE, GAUGES, SCHEDULED_BY_KIND, SUCCEEDED_SINCE } from '../../libs/queue/src/ops-sql.js';
 import { CLAIM } from '../../libs/queue/src/sql.js';
 import { API_SECRET, seedUsers, startApi } from '../api/api.bench.js';
@@ -109,6 +109,7 @@ export async function historyBench(o: HistoryBenchOptions): Promise<HistoryFigur
 
     let rows = await fill(pool, await longHistoryReminders(pool), LONG_DAYS, LONG_USERS * LONG_DAYS, now);
     await pool.query('ANALYZE');
+    await settleDeadCounts(pool);
     o.log(`history: ${rows} rows of long history for ${LONG_USERS} users (${LONG_DAYS} days each)`);
     // `jobsDeleted`: the pruner's count; the job_runs it took with them are counted by difference.
     const probe = async (label: string, jobsDeleted = 0) => {
@@ -136,6 +137,7 @@ export async function historyBench(o: HistoryBenchOptions): Promise<HistoryFigur
       if ((lo / CHUNK) % 20 === 19) o.log(`history: filled ${filled} rows in ${((performance.now() - fillStarted) / 1000).toFixed(0)} s`);
     }
     await pool.query('ANALYZE');
+    await settleDeadCounts(pool);
     const fillSeconds = (performance.now() - fillStarted) / 1000;
     rows += filled;
     o.log(`history: filled ${filled} rows (${occurrences} occurrences of ${reminders} reminders) in ${fillSeconds.toFixed(1)} s`);
@@ -150,6 +152,7 @@ export async function historyBench(o: HistoryBenchOptions): Promise<HistoryFigur
       signal: AbortSignal.timeout(o.pruneSeconds * 1000),
     });
     const pruneSeconds = (performance.now() - pruneStarted) / 1000;
+    await settleDeadCounts(pool);
     o.log(`history: the pruner deleted ${deleted} jobs with their runs in ${pruneSeconds.toFixed(1)} s`);
     const pruned = await probe('after prune', deleted);
     points.push(pruned);
@@ -172,6 +175,14 @@ export async function historyBench(o: HistoryBenchOptions): Promise<HistoryFigur
 }
 
 /** The long-history users' reminders and devices, made through the API, into fill_reminders. */
+// The dead jobs the fill or the pruner made, folded into the gauge's counts
+// and the fold's deleted rows vacuumed away: what a worker's reaper job (every
+// few seconds) and autovacuum (within a minute, schema step deadCounts) do.
+async function settleDeadCounts(pool: pg.Pool): Promise<void> {
+  await foldDeadCounts(pool);
+  await pool.query('VACUUM job_dead_changes');
+}
+
 async function longHistoryReminders(pool: pg.Pool): Promise<string> {
   await pool.query(`
     CREATE UNLOGGED TABLE fill_long AS

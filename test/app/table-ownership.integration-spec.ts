@@ -34,6 +34,8 @@ const OWNERS: Record<string, string> = {
   jobs: 'libs/queue',
   job_runs: 'libs/queue',
   job_kind_pauses: 'libs/queue',
+  job_dead_counts: 'libs/queue',
+  job_dead_changes: 'libs/queue',
   // The API's idempotency interceptor alone reads and writes it.
   idempotency_keys: 'apps/api/src/http',
   // TypeORM's own bookkeeping, read by the migration runner.

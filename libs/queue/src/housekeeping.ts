@@ -1,5 +1,6 @@
 import { queryRows, type QueryExecutor } from './executor.js';
 import { enqueueMany } from './enqueue.js';
+import { FOLD_DEAD_CHANGES } from './ops-sql.js';
 import { PRUNE, REAP } from './sql.js';
 import type { EnqueueResult } from './types.js';
 
@@ -77,6 +78,25 @@ export async function pruneFinishedJobs(
     if (n < batchSize) break;
   }
   return deleted;
+}
+
+/**
+ * Folds the dead-job changes the triggers noted into the per-kind counts the
+ * gauge reads, `batchSize` a statement, until none is left (or `maxBatches`).
+ * Returns how many were folded. The counts are right without it (the gauge
+ * adds the changes not folded yet); folding keeps the gauge's read short.
+ */
+export async function foldDeadCounts(executor: QueryExecutor, options: { batchSize?: number; maxBatches?: number } = {}): Promise<number> {
+  const batchSize = options.batchSize ?? 10_000;
+  const maxBatches = options.maxBatches ?? 100;
+  let folded = 0;
+  for (let i = 0; i < maxBatches; i++) {
+    const [row] = await queryRows<{ folded: number }>(executor, FOLD_DEAD_CHANGES, [batchSize]);
+    const n = Number(row?.folded ?? 0);
+    folded += n;
+    if (n < batchSize) break;
+  }
+  return folded;
 }
 
 export interface RecurringJob {

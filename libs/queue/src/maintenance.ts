@@ -1,6 +1,7 @@
 import type pg from 'pg';
 import type { StatementClock } from './held-jobs.js';
 import {
+  foldDeadCounts,
   nextPeriodStart,
   pruneFinishedJobs,
   reapExpiredJobs,
@@ -72,9 +73,14 @@ export class Maintenance {
     this.timer.unref?.();
   }
 
-  /** The reaper's handler: jobs whose lease lapsed go back to the queue (or dead, out of attempts). */
+  /**
+   * The reaper's handler: jobs whose lease lapsed go back to the queue (or
+   * dead, out of attempts); then the dead-job changes are folded into the
+   * gauge's counts (the same few-second beat).
+   */
   async reap(): Promise<void> {
     const reaped = await reapExpiredJobs(this.options.pool, this.options.at.now());
+    await foldDeadCounts(this.options.pool);
     for (const job of reaped) {
       this.options.metrics?.reaped.inc({ kind: job.kind, outcome: job.status });
       this.options.logger.warn(

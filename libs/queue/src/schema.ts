@@ -158,4 +158,83 @@ export const QUEUE_SCHEMA = {
       await db.query('ALTER TABLE jobs DROP COLUMN trace_parent, DROP COLUMN trace_link');
     },
   },
+  // The dead-jobs gauge without counting dead jobs. Counting them through
+  // jobs_dead_idx at every scrape cost time in proportion to the dead jobs
+  // kept (30 days by default): 7 ms a scrape at 44,000 (docs/performance.md,
+  // "History at scale"). Row triggers note each change instead, so every path
+  // that makes or unmakes a dead job is counted — the worker, the reaper, an
+  // operator's retry, the pruner, an UPDATE typed by hand — in the
+  // transaction that makes it.
+  // - job_dead_changes: one row per change, +1 or -1. Insert-only, so no
+  //   transaction waits on another's counter row (a shared counter row would
+  //   be held until commit by every batch that marks a job dead, and a
+  //   statement that marks jobs of two kinds dead could deadlock with another).
+  // - job_dead_counts: the changes folded per kind (FOLD_DEAD_CHANGES, run by
+  //   the reaper's job every few seconds); the gauge adds the two.
+  // - The WHEN clauses are evaluated without calling the function, so the
+  //   claim and the completion (status changes that neither make nor unmake a
+  //   dead job) pay one comparison a row and queue no trigger event.
+  // - TRUNCATE jobs clears both.
+  // - Every fold deletes the rows it took, so autovacuum is set to clear the
+  //   changes table after every thousand (the gauge reads it whole).
+  // Built under the trigger's lock on jobs (SHARE ROW EXCLUSIVE, held to the
+  // migration's commit), so no write of jobs falls between the count and the
+  // triggers.
+  deadCounts: {
+    async up(db: QueryExecutor): Promise<void> {
+      await db.query(`
+        CREATE TABLE job_dead_counts (
+          kind text PRIMARY KEY,
+          dead bigint NOT NULL
+        )`);
+      await db.query(`
+        CREATE TABLE job_dead_changes (
+          id    bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+          kind  text NOT NULL,
+          delta integer NOT NULL CHECK (delta IN (-1, 1))
+        ) WITH (autovacuum_vacuum_threshold = 1000, autovacuum_vacuum_scale_factor = 0, autovacuum_vacuum_cost_delay = 0)`);
+      await db.query(`
+        CREATE FUNCTION jobs_note_dead_change() RETURNS trigger LANGUAGE plpgsql AS $$
+        BEGIN
+          IF TG_OP <> 'INSERT' AND OLD.status = 'dead' THEN
+            INSERT INTO job_dead_changes (kind, delta) VALUES (OLD.kind, -1);
+          END IF;
+          IF TG_OP <> 'DELETE' AND NEW.status = 'dead' THEN
+            INSERT INTO job_dead_changes (kind, delta) VALUES (NEW.kind, 1);
+          END IF;
+          RETURN NULL;
+        END $$`);
+      await db.query(`
+        CREATE FUNCTION jobs_clear_dead_counts() RETURNS trigger LANGUAGE plpgsql AS $$
+        BEGIN
+          DELETE FROM job_dead_changes;
+          DELETE FROM job_dead_counts;
+          RETURN NULL;
+        END $$`);
+      await db.query(`
+        CREATE TRIGGER jobs_dead_insert AFTER INSERT ON jobs
+        FOR EACH ROW WHEN (NEW.status = 'dead') EXECUTE FUNCTION jobs_note_dead_change()`);
+      await db.query(`
+        CREATE TRIGGER jobs_dead_update AFTER UPDATE OF status, kind ON jobs
+        FOR EACH ROW WHEN ((OLD.status = 'dead') <> (NEW.status = 'dead') OR (OLD.status = 'dead' AND OLD.kind <> NEW.kind))
+        EXECUTE FUNCTION jobs_note_dead_change()`);
+      await db.query(`
+        CREATE TRIGGER jobs_dead_delete AFTER DELETE ON jobs
+        FOR EACH ROW WHEN (OLD.status = 'dead') EXECUTE FUNCTION jobs_note_dead_change()`);
+      await db.query(`
+        CREATE TRIGGER jobs_dead_truncate AFTER TRUNCATE ON jobs
+        FOR EACH STATEMENT EXECUTE FUNCTION jobs_clear_dead_counts()`);
+      await db.query(`INSERT INTO job_dead_counts (kind, dead) SELECT kind, count(*) FROM jobs WHERE status = 'dead' GROUP BY kind`);
+    },
+    async down(db: QueryExecutor): Promise<void> {
+      await db.query('DROP TRIGGER jobs_dead_truncate ON jobs');
+      await db.query('DROP TRIGGER jobs_dead_delete ON jobs');
+      await db.query('DROP TRIGGER jobs_dead_update ON jobs');
+      await db.query('DROP TRIGGER jobs_dead_insert ON jobs');
+      await db.query('DROP FUNCTION jobs_clear_dead_counts()');
+      await db.query('DROP FUNCTION jobs_note_dead_change()');
+      await db.query('DROP TABLE job_dead_changes');
+      await db.query('DROP TABLE job_dead_counts');
+    },
+  },
 } satisfies Record<string, SchemaStep>;
