@@ -29,9 +29,17 @@
 // With jitter 0 the two are equal. With jitter the lateness is an upper
 // bound: the herd is drained all at once here, whereas in real time the
 // jitter spreads it over its window.
+//
+// A live run (the `herd` section: a million reminders in one minute) waits
+// for the clock instead: the minute is put just far enough ahead that the
+// whole herd is planned and enqueued, the worker is started and idles, and the
+// jobs come due as the clock reaches them (jitter spread over its window, as
+// in production). Its lateness is delivered − due, jitter included; it also
+// reports the worker's peak resident memory (VmHWM) and how long after the
+// last job came due the last push went out.
 import { spawn } from 'node:child_process';
 import { generateKeyPairSync } from 'node:crypto';
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -115,6 +123,12 @@ export interface PipelineRun {
   drainSeconds: number;
   lateness: { p50: number; p95: number; p99: number; max: number };
   wait: { p50: number; p95: number; p99: number; max: number };
+  /** Live runs: the jobs came due as the clock reached them, with the worker started before. */
+  live: boolean;
+  /** The worker process's peak resident set (VmHWM), MiB. */
+  peakRssMiB: number | null;
+  /** Last delivery − the latest run_at of the herd: how long the worker took to catch up once every job was due. */
+  catchUpSeconds: number;
 }
 
 export interface PipelineOptions {
@@ -185,17 +199,21 @@ export class ReminderPipeline {
     await this.pool.query('VACUUM ANALYZE');
   }
 
-  async run(jitterSeconds: number, mode: PushMode): Promise<PipelineRun> {
+  async run(jitterSeconds: number, mode: PushMode, live = false): Promise<PipelineRun> {
     const { log } = this.options;
     const n = this.options.reminders;
     await this.pool.query(
       'TRUNCATE jobs, job_runs, reminder_occurrences, reminder_jobs, push_deliveries, simulated_pushes RESTART IDENTITY',
     );
 
-    // The minute every reminder is due in: far enough back that jitter
-    // included every job is due now, close enough that none is stale.
+    // The minute every reminder is due in. Burst: far enough back that jitter
+    // included every job is due now, close enough that none is stale. Live:
+    // ahead by the time planning and enqueueing take (about 4,000 reminders a
+    // second here, with room to spare), rounded up to a whole minute.
     const now = new Date();
-    const due = new Date(Math.floor((now.getTime() - (jitterSeconds + 90) * 1000) / 60_000) * 60_000);
+    const due = live
+      ? new Date(Math.ceil((now.getTime() + (20 + n / 4000) * 1000) / 60_000) * 60_000)
+      : new Date(Math.floor((now.getTime() - (jitterSeconds + 90) * 1000) / 60_000) * 60_000);
     const byZone = ZONES.map((zone) => {
       const local = DateTime.fromJSDate(due, { zone });
       return { zone, localTime: local.toFormat('HH:mm'), startDate: local.minus({ days: 7 }).toISODate()! };
@@ -257,12 +275,16 @@ export class ReminderPipeline {
     log(
       `reminders: ${n} occurrences due at ${due.toISOString()} planned and enqueued in ${((performance.now() - t0) / 1000).toFixed(1)} s (jitter ${jitterSeconds} s)`,
     );
+    if (live && Date.now() >= due.getTime()) {
+      throw new Error(`live herd: planning and enqueueing ended after the herd came due (${due.toISOString()}); give it a longer lead`);
+    }
 
-    await this.runWorker(jitterSeconds, n, mode);
-    return this.measure(jitterSeconds, mode);
+    const peakRssMiB = await this.runWorker(jitterSeconds, n, mode, live ? due.getTime() + jitterSeconds * 1000 : Date.now());
+    return { ...(await this.measure(jitterSeconds, mode)), live, peakRssMiB };
   }
 
-  private async runWorker(jitterSeconds: number, n: number, mode: PushMode): Promise<void> {
+  /** Runs the worker until the herd is delivered (the last job comes due at `lastDueMs`); returns its peak RSS in MiB. */
+  private async runWorker(jitterSeconds: number, n: number, mode: PushMode, lastDueMs: number): Promise<number | null> {
     // BENCH_WORKER_ARGS: node flags for the worker, e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof` to profile it.
     // The redirect preload in both modes, so that the two workers differ by their credentials alone.
     const nodeArgs = [
@@ -293,11 +315,14 @@ export class ReminderPipeline {
     const exited = new Promise<number | null>((r) => child.on('exit', (code) => r(code)));
     let crashed = false;
     void exited.then(() => (crashed = true));
-    const deadline = Date.now() + 15 * 60_000;
+    // 15 minutes after the last job came due, or 2 ms a reminder past that when the herd is larger.
+    const deadline = lastDueMs + Math.max(15 * 60_000, 2 * n);
+    // Not more often: this count competes with the worker for the same two cores (it reads every due job).
+    const pollMs = Math.max(1000, n / 100);
+    let peakRssMiB: number | null;
     try {
       for (;;) {
-        // Not more often: this count competes with the worker for the same two cores.
-        await new Promise((r) => setTimeout(r, 1000));
+        await new Promise((r) => setTimeout(r, pollMs));
         if (crashed) throw new Error(`the worker exited early:\n${stderr}`);
         const [row] = (
           await this.pool.query(
@@ -315,16 +340,18 @@ export class ReminderPipeline {
           throw new Error(`${row.failing} reminder jobs failed or were retried: ${JSON.stringify(errors)}\n${stderr}`);
         }
         if (row.done >= n) break;
-        if (Date.now() > deadline) throw new Error(`the worker delivered ${row.done} of ${n} in 15 minutes`);
+        if (Date.now() > deadline) throw new Error(`the worker delivered ${row.done} of ${n} by ${new Date(deadline).toISOString()}`);
       }
+      peakRssMiB = peakRss(child.pid);
     } finally {
       child.kill('SIGTERM');
       await Promise.race([exited, new Promise((r) => setTimeout(r, 20_000))]);
       if (child.exitCode === null) child.kill('SIGKILL');
     }
+    return peakRssMiB;
   }
 
-  private async measure(jitterSeconds: number, mode: PushMode): Promise<PipelineRun> {
+  private async measure(jitterSeconds: number, mode: PushMode): Promise<Omit<PipelineRun, 'live' | 'peakRssMiB'>> {
     const n = this.options.reminders;
     // The statistics still say every job is queued: without this the planner nests loops over 100,000 rows.
     await this.pool.query('ANALYZE jobs, push_deliveries, reminder_occurrences, reminder_jobs');
@@ -373,7 +400,8 @@ export class ReminderPipeline {
                 percentile_disc(0.5) WITHIN GROUP (ORDER BY wait)::float8 AS wait_p50,
                 percentile_disc(0.95) WITHIN GROUP (ORDER BY wait)::float8 AS wait_p95,
                 percentile_disc(0.99) WITHIN GROUP (ORDER BY wait)::float8 AS wait_p99,
-                max(wait)::float8 AS wait_max
+                max(wait)::float8 AS wait_max,
+                extract(epoch FROM max(delivered) - (SELECT max(run_at) FROM jobs WHERE kind = $1 AND status = 'succeeded'))::float8 AS catch_up
            FROM late`,
         [SEND_REMINDER],
       )
@@ -397,6 +425,7 @@ export class ReminderPipeline {
       drainSeconds: m.drain,
       lateness: { p50: m.p50, p95: m.p95, p99: m.p99, max: m.max },
       wait: { p50: m.wait_p50, p95: m.wait_p95, p99: m.wait_p99, max: m.wait_max },
+      catchUpSeconds: m.catch_up,
     };
   }
 
@@ -404,6 +433,17 @@ export class ReminderPipeline {
     await this.pool?.end();
     await this.fakes?.stop();
     if (this.folder) rmSync(this.folder, { recursive: true, force: true });
+  }
+}
+
+/** A process's peak resident set (VmHWM in /proc), MiB; null where /proc is not there. */
+function peakRss(pid: number | undefined): number | null {
+  if (pid === undefined) return null;
+  try {
+    const match = /VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+    return match ? Number(match[1]) / 1024 : null;
+  } catch {
+    return null;
   }
 }
 
@@ -454,6 +494,8 @@ export interface PipelineFigures {
 export interface PipelineRunPlan {
   mode: PushMode;
   jitter: number;
+  /** Wait for the clock: the herd comes due in real time (see the top of this file). */
+  live?: boolean;
 }
 
 /** `runs` rounds of the plan's runs in its order (simulated 0, simulated 300, real 0, …): interleaved. */
@@ -463,13 +505,14 @@ export async function reminderPipeline(options: PipelineOptions, plan: PipelineR
   try {
     await pipeline.setup();
     for (let run = 1; run <= runs; run++) {
-      for (const { mode, jitter } of plan) {
-        const r = await pipeline.run(jitter, mode);
+      for (const { mode, jitter, live } of plan) {
+        const r = await pipeline.run(jitter, mode, live);
         all.push(r);
         options.log(
-          `reminders run ${run}/${runs} ${mode} jitter ${jitter}: ${r.reminders} reminders (${r.devices} devices) in ${r.drainSeconds.toFixed(1)} s = ` +
+          `reminders run ${run}/${runs} ${mode} jitter ${jitter}${live ? ' live' : ''}: ${r.reminders} reminders (${r.devices} devices) in ${r.drainSeconds.toFixed(1)} s = ` +
             `${Math.round(r.perSecond)}/s (${Math.round(r.pushesPerSecond)} pushes/s); lateness p50 ${r.lateness.p50.toFixed(1)} s, ` +
-            `p99 ${r.lateness.p99.toFixed(1)} s, max ${r.lateness.max.toFixed(1)} s; wait p99 ${r.wait.p99.toFixed(1)} s`,
+            `p99 ${r.lateness.p99.toFixed(1)} s, max ${r.lateness.max.toFixed(1)} s; wait p99 ${r.wait.p99.toFixed(1)} s; ` +
+            `caught up ${r.catchUpSeconds.toFixed(1)} s after the last came due; worker peak RSS ${r.peakRssMiB?.toFixed(0) ?? '?'} MiB`,
         );
       }
     }
@@ -483,15 +526,15 @@ export async function reminderPipeline(options: PipelineOptions, plan: PipelineR
     max: median(rs.map((r) => pick(r).max)),
   });
   const byJitter: PipelineFigures['byJitter'] = {};
-  for (const jitter of new Set(plan.filter((p) => p.mode === 'simulated').map((p) => p.jitter))) {
-    const rs = all.filter((r) => r.mode === 'simulated' && r.jitterSeconds === jitter);
+  for (const jitter of new Set(plan.filter((p) => p.mode === 'simulated' && !p.live).map((p) => p.jitter))) {
+    const rs = all.filter((r) => r.mode === 'simulated' && r.jitterSeconds === jitter && !r.live);
     byJitter[jitter] = {
       perSecond: median(rs.map((r) => r.perSecond)),
       lateness: dist(rs, (r) => r.lateness),
       wait: dist(rs, (r) => r.wait),
     };
   }
-  const real = all.filter((r) => r.mode === 'real' && r.jitterSeconds === 0);
+  const real = all.filter((r) => r.mode === 'real' && r.jitterSeconds === 0 && !r.live);
   const figures: PipelineFigures = { byJitter, runs: all };
   if (real.length > 0) {
     const perSecond = median(real.map((r) => r.perSecond));
