@@ -5,7 +5,6 @@
 // outstanding at a time, as a worker's batch would; every one must come back
 // `sent`. Figures are medians of `runs` rounds, the clients interleaved.
 import https from 'node:https';
-import tls from 'node:tls';
 import {
   ApnsPushProvider,
   ExpoPushProvider,
@@ -15,6 +14,7 @@ import {
   type PushPlatform,
   type PushProvider,
 } from '@nudge/push';
+import { connectToFakeFcm } from '../../test/push/fakes/fake-fcm.js';
 import { median } from '../support/stats.js';
 import type { FakeServices } from './fake-services.js';
 import { startFakeServices } from './services.js';
@@ -76,7 +76,7 @@ function clientFor(name: ClientName, s: FakeServices): { provider: PushProvider;
         provider: new FcmPushProvider({
           credential: { getAccessToken: async () => ({ access_token: s.fcm.accessToken, expires_in: 3600 }) },
           projectId: s.fcm.projectId,
-          connect: () => tls.connect({ host: '127.0.0.1', port: s.fcm.port, ca: s.fcm.ca, servername: 'fcm.googleapis.com' }),
+          connect: connectToFakeFcm(s.fcm),
         }),
         platform: 'android',
         token: (i) => `bench-fcm-token-${i}`,

@@ -5,10 +5,12 @@
 // It does for the built worker what FcmPushProvider's `connect` option and
 // ApnsPushProvider's address/port do for the tests (firebase-admin has no
 // endpoint setting), with the worker's code and configuration untouched:
-// node-apn's HTTP/2 session, firebase-admin's agent and its OAuth client all
-// open their sockets through tls.connect. The fakes' certificate is trusted
+// node-apn's HTTP/2 session, firebase-admin's HTTP/2 session (http2.connect
+// dials through tls.connect) and its OAuth client all open their sockets
+// through tls.connect. The fakes' certificate is trusted
 // through NODE_EXTRA_CA_CERTS. Plain JavaScript, so that the worker runs
 // without a TypeScript loader, as in production.
+import http2 from 'node:http2';
 import tls from 'node:tls';
 
 /** @type {Record<string, number>} */
@@ -36,3 +38,19 @@ function redirected(...args) {
 }
 
 tls.connect = redirected;
+
+// firebase-admin 13.10 sends `:scheme: https:` on its HTTP/2 streams (url.parse's
+// protocol, its TODO b/401051826). Google accepts that; the fake, Node's nghttp2
+// server, resets the stream with PROTOCOL_ERROR. So a redirected session sends
+// `https`, as FcmPushProvider's `connect` does (libs/push/src/fcm-connect.ts).
+const connectHttp2 = http2.connect;
+http2.connect = function connectRedirected(authority, ...rest) {
+  const session = connectHttp2.call(http2, authority, ...rest);
+  const url = new URL(String(authority));
+  if (redirects[`${url.hostname}:${url.port || 443}`] !== undefined) {
+    const request = session.request.bind(session);
+    session.request = (headers, options) =>
+      request(headers?.[':scheme'] === 'https:' ? { ...headers, ':scheme': 'https' } : headers, options);
+  }
+  return session;
+};

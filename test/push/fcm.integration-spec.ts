@@ -1,9 +1,9 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { collapseIdFor, FcmPushProvider, type FcmProviderOptions, type PushMessage } from '@nudge/push';
-import { connectToFakeFcm, fakeFcmCredential, startFakeFcm, type FakeFcm } from './fakes/fake-fcm.js';
+import { connectToFakeFcm, fakeFcmCredential, startFakeFcm, type FakeFcm, type FakeFcmAnswer } from './fakes/fake-fcm.js';
 
-// The real firebase-admin `messaging().send` against a local HTTPS server that
-// speaks FCM HTTP v1. No request leaves the machine: the credential hands out
+// The real firebase-admin `messaging().sendEach` against a local HTTP/2 server
+// that speaks FCM HTTP v1. No request leaves the machine: the credential hands out
 // a fixed token and the `connect` option opens the socket to the fake.
 const now = new Date('2026-03-01T12:00:00Z');
 
@@ -261,5 +261,111 @@ describe('FcmPushProvider against a fake FCM', () => {
     await fcm.close();
     await fcm.close();
     expect((await fcm.send(message(token()))).kind).toBe('transient');
+  });
+});
+
+function v1Error(status: number, grpcStatus: string, errorCode: string, message: string, headers?: Record<string, string>): FakeFcmAnswer {
+  return { status, grpcStatus, errorCode, message, ...(headers ? { headers } : {}) };
+}
+
+describe('FcmPushProvider.sendMany', () => {
+  // One kind of answer per residue of the message's index: what FCM answers a batch of a real app's devices.
+  const kinds = [
+    { answer: undefined, outcome: { kind: 'sent', providerMessageId: expect.stringMatching(/^projects\/nudge-test\/messages\//) } },
+    {
+      answer: v1Error(404, 'NOT_FOUND', 'UNREGISTERED', 'Requested entity was not found.'),
+      outcome: { kind: 'invalid_token', reason: 'messaging/registration-token-not-registered: Requested entity was not found.' },
+    },
+    {
+      answer: v1Error(400, 'INVALID_ARGUMENT', 'INVALID_ARGUMENT', 'The registration token is not a valid FCM registration token'),
+      outcome: { kind: 'invalid_token', reason: expect.stringMatching(/^messaging\/invalid-argument/) },
+    },
+    {
+      answer: v1Error(429, 'RESOURCE_EXHAUSTED', 'QUOTA_EXCEEDED', 'Quota exceeded', { 'retry-after': '45' }),
+      outcome: { kind: 'throttled', reason: 'messaging/message-rate-exceeded: Quota exceeded', retryAfterSeconds: 45 },
+    },
+    {
+      answer: v1Error(503, 'UNAVAILABLE', 'UNAVAILABLE', 'The service is unavailable', { 'retry-after': '30' }),
+      outcome: { kind: 'transient', reason: 'messaging/server-unavailable: The service is unavailable', retryAfterSeconds: 30 },
+    },
+    {
+      answer: { status: 500, rawBody: '<html>Internal Server Error</html>' },
+      outcome: { kind: 'transient', reason: expect.stringMatching(/^messaging\/internal-error/) },
+    },
+  ] as const;
+
+  it('sends 300 messages over one HTTP/2 connection and answers each in order, without retrying a 503', async () => {
+    const devices = Array.from({ length: 300 }, () => token());
+    devices.forEach((device, i) => {
+      const { answer } = kinds[i % kinds.length]!;
+      // A second 503 waits behind the first: a retry inside firebase-admin would take it.
+      if (answer?.status === 503) fake.answer(device, answer, answer);
+      else if (answer) fake.answer(device, answer);
+    });
+    const connectionsBefore = fake.connections;
+
+    const outcomes = await provider().sendMany(devices.map((device) => message(device)));
+
+    expect(outcomes).toEqual(devices.map((_, i) => kinds[i % kinds.length]!.outcome));
+    expect(fake.connections - connectionsBefore).toBe(1);
+    const requests = devices.map((device) => fake.requestsFor(device));
+    expect(requests.every((r) => r.length === 1)).toBe(true);
+    expect(new Set(requests.map((r) => r[0]!.httpVersion))).toEqual(new Set(['2.0']));
+    expect(requests[0]![0]).toMatchObject({ host: 'fcm.googleapis.com', authorization: `Bearer ${fake.accessToken}` });
+  });
+
+  it('answers permanent for a message that is not Android, and sends the rest', async () => {
+    const [first, second] = [token(), token()];
+    const outcomes = await provider().sendMany([message(first), message(token(), { platform: 'ios' }), message(second)]);
+    expect(outcomes.map((o) => o.kind)).toEqual(['sent', 'permanent', 'sent']);
+    expect(outcomes[1]).toEqual({ kind: 'permanent', reason: 'FCM provider does not deliver to ios' });
+    expect([...fake.requestsFor(first), ...fake.requestsFor(second)]).toHaveLength(2);
+  });
+
+  it('sends more than 500 messages as batches of 500, one connection each', async () => {
+    const devices = Array.from({ length: 501 }, () => token());
+    const connectionsBefore = fake.connections;
+    const outcomes = await provider().sendMany(devices.map((device) => message(device)));
+    expect(outcomes.filter((o) => o.kind === 'sent')).toHaveLength(501);
+    expect(fake.connections - connectionsBefore).toBe(2);
+  });
+
+  it('answers transient for every message when FCM refuses the connection, or has stopped', async () => {
+    const refused = await provider({ connect: connectToFakeFcm({ port: 1, ca: fake.ca }) }).sendMany([message(token()), message(token())]);
+    expect(refused.map((o) => o.kind)).toEqual(['transient', 'transient']);
+
+    const stopped = await startFakeFcm();
+    await stopped.stop();
+    const outcomes = await provider({ connect: connectToFakeFcm(stopped) }).sendMany(Array.from({ length: 5 }, () => message(token())));
+    expect(outcomes.map((o) => o.kind)).toEqual(Array(5).fill('transient'));
+  });
+
+  it('keeps the answers that came when FCM ends the session mid-batch (GOAWAY), and answers transient for the rest', async () => {
+    const devices = Array.from({ length: 40 }, () => token());
+    fake.answer(devices[20]!, { dropConnection: true });
+
+    const outcomes = await provider().sendMany(devices.map((device) => message(device)));
+
+    // The GOAWAY names the stream of message 19 as the last one FCM took: 0–19 were answered, 20–39 refused.
+    expect(outcomes.slice(0, 20)).toEqual(Array(20).fill({ kind: 'sent', providerMessageId: expect.any(String) }));
+    expect(outcomes.slice(20)).toEqual(Array(20).fill({ kind: 'transient', reason: expect.stringMatching(/REFUSED_STREAM/) }));
+  });
+
+  it('rejects with the signal’s reason when the job aborts, before or while FCM answers', async () => {
+    const slow = await startFakeFcm({ latencyMs: 2_000 });
+    try {
+      const fcm = provider({ connect: connectToFakeFcm(slow), credential: fakeFcmCredential(slow), projectId: slow.projectId });
+      const reason = new Error('job timed out');
+      await expect(fcm.sendMany([message(token())], { signal: AbortSignal.abort(reason) })).rejects.toBe(reason);
+      expect(slow.requests).toHaveLength(0);
+
+      const controller = new AbortController();
+      const sending = fcm.sendMany([message(token()), message(token())], { signal: controller.signal });
+      setTimeout(() => controller.abort(reason), 50);
+      await expect(sending).rejects.toBe(reason);
+      expect(slow.requests).toHaveLength(0);
+    } finally {
+      await slow.stop();
+    }
   });
 });

@@ -3,6 +3,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { QueryExecutor } from '@nudge/queue';
 import { dataWithCategory, platformPayload } from './payload.js';
 import type { PushMessage, PushOutcome, PushProvider, SendOptions } from './push-provider.js';
+import { untilAborted } from './until-aborted.js';
 
 export interface SimulatedPushProviderOptions {
   /** How long a `sim-slow-…` token takes to answer; SPEC says 2 s, tests shorten it. */
@@ -111,13 +112,4 @@ export class SimulatedPushProvider implements PushProvider {
       ],
     );
   }
-}
-
-/** Never resolves; rejects with the signal's reason once it aborts. */
-function untilAborted(signal: AbortSignal | undefined): Promise<never> {
-  return new Promise<never>((_resolve, reject) => {
-    if (!signal) return;
-    if (signal.aborted) return reject(signal.reason as Error);
-    signal.addEventListener('abort', () => reject(signal.reason as Error), { once: true });
-  });
 }
