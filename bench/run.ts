@@ -315,7 +315,7 @@ function buildFigures(f: {
   if (f.clientsF) {
     const labels = {
       apns: 'APNs through @parse/node-apn (HTTP/2)',
-      fcm: 'FCM through firebase-admin (HTTP/1.1 keep-alive)',
+      fcm: 'FCM through firebase-admin (sendEach, HTTP/2)',
       webpush: 'Web Push through web-push (VAPID, encrypted)',
       expo: 'Expo push API, 100 messages a request',
     } as const;

@@ -182,3 +182,62 @@ describe('the claim with rows it cannot take', () => {
     });
   });
 });
+
+// The live herd of a million reminders (issue 17 part 3) stalled at half way:
+// every claim of the lanes of the other kinds (the sweep, Expo receipts, each
+// with one job due) walked the half million due reminders ahead of their job
+// in jobs_runnable_idx (priority, run_at), filtering on kind, 2.7 s a probe,
+// and the send_reminder lane waited behind them. A probe must read its kind's
+// rows only, however many due rows of other kinds share its priority.
+describe('the claim of a rare kind behind a herd of another kind at the same priority', () => {
+  let db: TestDatabase;
+  let dbNow: Date;
+
+  beforeAll(async () => {
+    db = await createTestDatabase();
+    await db.pool.query('ALTER TABLE jobs SET (autovacuum_enabled = false)');
+    dbNow = (await db.pool.query<{ now: Date }>('SELECT now()')).rows[0]!.now;
+    // The herd: due over the last ten minutes, and tomorrow's occurrences of the same kind.
+    await db.pool.query(
+      `INSERT INTO jobs (kind, run_at) SELECT 'send_reminder', $1::timestamptz - interval '10 minutes' + g * interval '2 ms'
+       FROM generate_series(1, 200000) g`,
+      [dbNow],
+    );
+    await db.pool.query(
+      `INSERT INTO jobs (kind, run_at) SELECT 'send_reminder', $1::timestamptz + interval '1 day' + g * interval '2 ms'
+       FROM generate_series(1, 200000) g`,
+      [dbNow],
+    );
+    // The other lanes' jobs: one due a second ago (behind the whole herd in run_at order), one due later.
+    await db.pool.query(`INSERT INTO jobs (kind, run_at) VALUES ('reminder_sweep', $1::timestamptz - interval '1 second')`, [dbNow]);
+    await db.pool.query(`INSERT INTO jobs (kind, run_at) VALUES ('expo_receipts', $1::timestamptz + interval '5 minutes')`, [dbNow]);
+    await db.pool.query('VACUUM ANALYZE jobs');
+  }, 120_000);
+  afterAll(async () => db.drop());
+
+  it.each([
+    ['a test clock', (): Date | null => dbNow],
+    ['the database clock', (): Date | null => null],
+  ] as const)('on %s: takes the one due job reading a handful of pages', async (_clock, at) => {
+    const plan = await explainGeneric(
+      db.pool,
+      SQL.CLAIM.text,
+      [at(), ['reminder_sweep', 'expo_receipts'], 100, 60_000, 'w', 100],
+      'ANALYZE, BUFFERS',
+    );
+    const claimed = Number(/Update on jobs[^\n]*actual [^\n]*rows=([\d.]+)/.exec(plan)?.[1] ?? NaN);
+    expect(claimed, plan).toBe(1);
+    const removed = [...plan.matchAll(/Rows Removed by Filter: (\d+)/g)].map((m) => Number(m[1]));
+    for (const n of removed) expect(n, plan).toBeLessThanOrEqual(2);
+    const picked = plan.slice(plan.indexOf('CTE picked'));
+    const line = /Buffers: ([^\n]*)/.exec(picked)?.[1] ?? '';
+    const buffers = [...line.matchAll(/(?:hit|read)=(\d+)/g)].reduce((sum, m) => sum + Number(m[1]), 0);
+    expect(buffers, plan).toBeLessThan(50);
+  });
+
+  it('the herd kind itself is claimed in run_at order from its due rows', async () => {
+    const plan = await explainGeneric(db.pool, SQL.CLAIM.text, [null, ['send_reminder'], 100, 60_000, 'w', 100], 'ANALYZE, BUFFERS');
+    expect(Number(/Update on jobs[^\n]*actual [^\n]*rows=([\d.]+)/.exec(plan)?.[1] ?? NaN), plan).toBe(100);
+    expect(plan).not.toMatch(/Seq Scan on jobs/);
+  });
+});
