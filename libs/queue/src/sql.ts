@@ -126,13 +126,18 @@ export const JOBS_BY_KEYS = `SELECT ${JOB_COLUMNS} FROM jobs WHERE idempotency_k
 // (job_kind_pauses, a few rows at most) are read by every claim, so a pause
 // holds from the next claim of every worker on; they are taken out of the
 // kinds probed.
-// The probe's bounds are written as a range of (kind, priority, run_at) and
-// its order as the whole key, which only jobs_claim_idx can serve: with
-// `kind = … AND priority = … ORDER BY run_at` the planner was free to walk
-// jobs_runnable_idx (priority, run_at) filtering on kind, and did so once the
-// due rows were mostly of one kind — so the sweep's lane walked half a
-// million due reminders ahead of its one job, 2.7 s a probe, and the herd
-// stalled behind it (test/queue/plans, "a rare kind behind a herd").
+// The probe names its kind as `kind = ANY (ARRAY[l.kind])` and orders by
+// (kind, run_at, id), which only jobs_claim_idx can serve. With a plain
+// `kind = l.kind` the kind drops out of the order (an equality makes it a
+// constant) and the planner was free to walk jobs_runnable_idx (priority,
+// run_at) filtering on kind; it did so once the due rows were mostly of one
+// kind, and the sweep's lane walked half a million due reminders ahead of its
+// one job, 2.7 s a probe, stalling the herd behind it (test/queue/plans, "a
+// rare kind behind a herd"). An array equality is still an equality to the
+// index, so (kind, priority) equal keeps `run_at <= now` a bound that ends
+// the scan on PostgreSQL 15 too; a row comparison (kind, priority, run_at) <=
+// (…) did not: before 18 only its first column ends a scan, and the probe
+// walked the 300,000 scheduled rows of its kind.
 // `= ANY (ARRAY(…))` rather than a join: a prepared statement soon runs a
 // generic plan, which guesses LIMIT $3 at 10% of the table and then
 // hash-joins the whole table; an id array always probes the primary key.
@@ -152,10 +157,8 @@ WITH RECURSIVE claimable AS (
   SELECT r.id, r.priority, r.run_at FROM levels AS l
   CROSS JOIN LATERAL (
     SELECT id, priority, run_at FROM jobs
-    WHERE status = 'queued'
-      AND (kind, priority, run_at) >= (l.kind, l.priority, '-infinity'::timestamptz)
-      AND (kind, priority, run_at) <= (l.kind, l.priority, ${at('$1')})
-    ORDER BY kind, priority, run_at, id
+    WHERE status = 'queued' AND kind = ANY (ARRAY[l.kind]) AND priority = l.priority AND run_at <= ${at('$1')}
+    ORDER BY kind, run_at, id
     LIMIT $3
     FOR NO KEY UPDATE SKIP LOCKED
   ) AS r
