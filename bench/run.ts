@@ -515,11 +515,27 @@ function buildFigures(f: {
         target: `≤ ${target.p99}`,
         met: r.p99 <= target.p99,
       });
-      if (r.cpuMsPerRequest !== null) {
+      // Where each request's CPU goes on this machine, and the rate those costs allow at most.
+      for (const [what, ms] of [
+        ['API process', r.cpuMsPerRequest],
+        ['PostgreSQL (all its processes)', r.postgresCpuMsPerRequest],
+        ['load generator (autocannon)', r.loadGeneratorCpuMsPerRequest],
+      ] as const) {
+        if (ms === null) continue;
         out.push({
-          figure: `API ${name}: API process CPU per request (user + system)`,
+          figure: `API ${name}: ${what} CPU per request (user + system)`,
           unit: 'ms',
-          nudge: round(r.cpuMsPerRequest, 3),
+          nudge: round(ms, 3),
+          peers: {},
+          target: null,
+          met: null,
+        });
+      }
+      if (r.cpuCeilingPerSecond !== null) {
+        out.push({
+          figure: `API ${name}: CPU ceiling of this machine (cores ÷ CPU per request)`,
+          unit: 'req/s',
+          nudge: r.cpuCeilingPerSecond,
           peers: {},
           target: null,
           met: null,

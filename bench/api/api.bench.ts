@@ -4,15 +4,21 @@
 // own database. Requests rotate over 50 users so the per-user row lock that
 // POST takes is not the whole story. Rate limits are switched off for the run
 // (RATE_LIMIT_PER_MINUTE=0, RATE_LIMIT_PER_IP_PER_MINUTE=0); any 429 is still
-// counted apart from other errors.
+// counted apart from other errors. A discarded warm-up run of each endpoint
+// comes first, so that the first measured run does not pay for V8's JIT and
+// the pool's connections. Each run splits its CPU per request between the API
+// process, PostgreSQL (when it runs on this machine) and the load generator
+// (autocannon, in this process), and states the ceiling those costs put on
+// this machine: cores ÷ CPU per request.
 import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { resolve } from 'node:path';
 import { signToken } from '../../apps/api/src/auth/jwt.js';
 import { freePort } from '../../libs/database/src/embedded-postgres.js';
 import { migrateUnderLock } from '../../libs/database/src/migrate.js';
 import { ROOT } from '../support/child.js';
+import { CORES, cpuMsOf, processGroupCpu } from '../support/process-cpu.js';
 import { freshDatabase } from '../support/postgres.js';
 import { median } from '../support/stats.js';
 
@@ -47,6 +53,12 @@ export interface EndpointRun {
   requests: number;
   /** The API process's CPU time (user + system, all threads) per request, ms; null where /proc is missing. */
   cpuMsPerRequest: number | null;
+  /** PostgreSQL's (all its processes on this machine) per request, ms; null when the server is elsewhere. */
+  postgresCpuMsPerRequest: number | null;
+  /** The load generator's (this process: autocannon) per request, ms; null where /proc is missing. */
+  loadGeneratorCpuMsPerRequest: number | null;
+  /** CORES × 1000 ÷ the three CPU costs above: the rate at which they alone would fill every core. */
+  cpuCeilingPerSecond: number | null;
 }
 
 export interface ApiFigures {
@@ -81,44 +93,65 @@ export async function apiBench(
   const base = api.base;
   try {
     const users = await seedUsers(base);
-    const get: EndpointRun[] = [];
-    const post: EndpointRun[] = [];
+    let n = 0;
+    const body = JSON.stringify({ title: 'Water the plants', localTime: '07:45', recurrence: 'FREQ=WEEKLY;BYDAY=MO,TH' });
+    // Each request goes out as the next of the 50 users.
+    const endpoint = (name: string, method: string, path: string, as: (u: (typeof users)[number]) => Partial<AutocannonRequest>) => ({
+      name,
+      runs: [] as EndpointRun[],
+      request: { method, path, setupRequest: (r: AutocannonRequest) => ({ ...r, ...as(users[n++ % USERS]!) }) },
+    });
+    const endpoints = [
+      ...(options.only === 'post'
+        ? []
+        : [
+            endpoint('GET /v1/reminders/{id}', 'GET', '/', (u) => ({
+              path: `/v1/reminders/${u.reminderId}`,
+              headers: { authorization: `Bearer ${u.token}` },
+            })),
+          ]),
+      ...(options.only === 'get'
+        ? []
+        : [
+            endpoint('POST /v1/reminders', 'POST', '/v1/reminders', (u) => ({
+              body,
+              headers: { authorization: `Bearer ${u.token}`, 'content-type': 'application/json' },
+            })),
+          ]),
+    ];
+    const measured: Measured = { pid: api.pid, postgresLocal: onThisMachine(url) };
+    const warmUp = Math.min(seconds, WARM_UP_SECONDS);
+    for (const e of endpoints) log(`api warm-up (discarded) ${e.name}: ${describe(await load(base, warmUp, measured, e.request))}`);
     for (let run = 1; run <= runs; run++) {
-      let n = 0;
-      const g = await (options.only === 'post'
-        ? null
-        : load(base, seconds, api.pid, {
-            method: 'GET',
-            path: '/',
-            setupRequest: (r) => {
-              const u = users[n++ % USERS]!;
-              return { ...r, path: `/v1/reminders/${u.reminderId}`, headers: { authorization: `Bearer ${u.token}` } };
-            },
-          }));
-      if (g) {
-        get.push(g);
-        log(`api run ${run}/${runs} GET /v1/reminders/{id}: ${describe(g)}`);
-      }
-      const body = JSON.stringify({ title: 'Water the plants', localTime: '07:45', recurrence: 'FREQ=WEEKLY;BYDAY=MO,TH' });
-      const p = await (options.only === 'get'
-        ? null
-        : load(base, seconds, api.pid, {
-            method: 'POST',
-            path: '/v1/reminders',
-            setupRequest: (r) => {
-              const u = users[n++ % USERS]!;
-              return { ...r, body, headers: { authorization: `Bearer ${u.token}`, 'content-type': 'application/json' } };
-            },
-          }));
-      if (p) {
-        post.push(p);
-        log(`api run ${run}/${runs} POST /v1/reminders: ${describe(p)}`);
+      for (const e of endpoints) {
+        const r = await load(base, seconds, measured, e.request);
+        e.runs.push(r);
+        log(`api run ${run}/${runs} ${e.name}: ${describe(r)}`);
       }
     }
+    const [get, post] = [
+      endpoints.find((e) => e.name.startsWith('GET'))?.runs ?? [],
+      endpoints.find((e) => e.name.startsWith('POST'))?.runs ?? [],
+    ];
     return { get: medianRun(get), post: medianRun(post), runs: { get, post } };
   } finally {
     await api.stop();
   }
+}
+
+const WARM_UP_SECONDS = 5;
+
+interface Measured {
+  pid: number;
+  /** PostgreSQL runs on this machine, so its processes' CPU can be read. */
+  postgresLocal: boolean;
+}
+
+/** A URL whose server is this machine: a loopback address or a Unix socket folder. */
+function onThisMachine(url: string): boolean {
+  const parsed = new URL(url);
+  const host = parsed.searchParams.get('host') ?? parsed.hostname;
+  return host.startsWith('/') || ['localhost', '127.0.0.1', '[::1]', '::1'].includes(host);
 }
 
 export interface RunningApi {
@@ -173,19 +206,35 @@ export async function startApi(
 }
 
 export function describe(r: EndpointRun): string {
-  const cpu = r.cpuMsPerRequest === null ? '' : `, CPU ${r.cpuMsPerRequest} ms/request`;
+  const cpu =
+    r.cpuMsPerRequest === null
+      ? ''
+      : `, CPU ms/request: API ${r.cpuMsPerRequest}, PostgreSQL ${r.postgresCpuMsPerRequest ?? '?'}, load generator ` +
+        `${r.loadGeneratorCpuMsPerRequest ?? '?'} (ceiling ${r.cpuCeilingPerSecond ?? '?'} req/s on ${CORES} cores)`;
   return `${Math.round(r.perSecond)} req/s, p50 ${r.p50} ms, p99 ${r.p99} ms${cpu}, errors ${r.errors}, 429 ${r.throttled}`;
 }
 
-async function load(base: string, seconds: number, pid: number, request: AutocannonRequest): Promise<EndpointRun> {
-  const cpuBefore = cpuMsOf(pid);
+async function load(base: string, seconds: number, api: Measured, request: AutocannonRequest): Promise<EndpointRun> {
+  const postgres = api.postgresLocal ? processGroupCpu('postgres') : null;
+  postgres?.start();
+  const cpuBefore = cpuMsOf(api.pid);
+  const ownBefore = cpuMsOf(process.pid);
   const result = await autocannon({ url: base, connections: 50, duration: seconds, requests: [request] });
-  const cpuAfter = cpuMsOf(pid);
+  const cpuAfter = cpuMsOf(api.pid);
+  const ownAfter = cpuMsOf(process.pid);
+  const postgresMs = postgres?.stop() ?? null;
   const throttled = result.statusCodeStats['429']?.count ?? 0;
-  const cpu =
-    cpuBefore === null || cpuAfter === null || result.requests.total === 0 ? null : (cpuAfter - cpuBefore) / result.requests.total;
+  const n = result.requests.total;
+  const perRequest = (before: number | null, after: number | null) =>
+    before === null || after === null || n === 0 ? null : Number(((after - before) / n).toFixed(3));
+  const cpu = perRequest(cpuBefore, cpuAfter);
+  const postgresCpu = perRequest(postgresMs === null ? null : 0, postgresMs);
+  const loadGeneratorCpu = perRequest(ownBefore, ownAfter);
   return {
-    cpuMsPerRequest: cpu === null ? null : Number(cpu.toFixed(3)),
+    cpuMsPerRequest: cpu,
+    postgresCpuMsPerRequest: postgresCpu,
+    loadGeneratorCpuMsPerRequest: loadGeneratorCpu,
+    cpuCeilingPerSecond: cpuCeiling(cpu, postgresCpu, loadGeneratorCpu),
     perSecond: result.requests.total / seconds,
     p50: result.latency.p50,
     p99: result.latency.p99,
@@ -197,6 +246,7 @@ async function load(base: string, seconds: number, pid: number, request: Autocan
 
 function medianRun(runs: EndpointRun[]): EndpointRun {
   const m = (f: (r: EndpointRun) => number) => median(runs.map(f));
+  const medianOrNull = (f: (r: EndpointRun) => number | null) => (runs.some((r) => f(r) === null) ? null : m((r) => f(r)!));
   const sum = (f: (r: EndpointRun) => number) => runs.reduce((s, r) => s + f(r), 0);
   // Rates and latencies: medians of the runs. Errors and 429s: totals over all runs.
   return {
@@ -206,23 +256,18 @@ function medianRun(runs: EndpointRun[]): EndpointRun {
     errors: sum((r) => r.errors),
     throttled: sum((r) => r.throttled),
     requests: sum((r) => r.requests),
-    cpuMsPerRequest: runs.some((r) => r.cpuMsPerRequest === null) ? null : m((r) => r.cpuMsPerRequest!),
+    cpuMsPerRequest: medianOrNull((r) => r.cpuMsPerRequest),
+    postgresCpuMsPerRequest: medianOrNull((r) => r.postgresCpuMsPerRequest),
+    loadGeneratorCpuMsPerRequest: medianOrNull((r) => r.loadGeneratorCpuMsPerRequest),
+    cpuCeilingPerSecond: medianOrNull((r) => r.cpuCeilingPerSecond),
   };
 }
 
-// Linux's clock ticks per second for /proc/<pid>/stat (USER_HZ): 100 on every mainstream build.
-const TICKS_PER_SECOND = 100;
-
-/** A process's CPU time so far (user + system, all its threads), in ms, from /proc; null elsewhere. */
-function cpuMsOf(pid: number): number | null {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    // The fields after the command name (which may hold spaces), from field 3 on: utime and stime are fields 14 and 15.
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    return ((Number(fields[11]) + Number(fields[12])) * 1000) / TICKS_PER_SECOND;
-  } catch {
-    return null;
-  }
+/** Requests a second at which these CPU costs alone keep every core of this machine busy; null when the API's is unknown. */
+function cpuCeiling(...msPerRequest: (number | null)[]): number | null {
+  if (msPerRequest[0] === null) return null;
+  const total = msPerRequest.reduce<number>((sum, ms) => sum + (ms ?? 0), 0);
+  return total > 0 ? Math.round((CORES * 1000) / total) : null;
 }
 
 /** `count` users, each with a profile, a simulated device and one daily reminder, through the API itself. */

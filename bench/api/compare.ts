@@ -66,6 +66,8 @@ try {
         row('p50 ms', (r) => r.p50),
         row('p99 ms', (r) => r.p99),
         row('API CPU ms/request', (r) => r.cpuMsPerRequest),
+        row('PostgreSQL CPU ms/request', (r) => r.postgresCpuMsPerRequest),
+        row('load generator CPU ms/request', (r) => r.loadGeneratorCpuMsPerRequest),
       ].join('\n'),
     );
   }
