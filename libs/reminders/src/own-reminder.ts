@@ -3,6 +3,7 @@ import { DomainError } from '@nudge/config';
 import { queryRows, type QueryExecutor } from '@nudge/queue';
 import { loadUser, USER_SETTINGS } from '@nudge/users';
 import { ReminderEntity } from './reminder.entity.js';
+import { REMINDER_COLUMNS } from './reminder-rows.js';
 
 export const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
@@ -27,10 +28,7 @@ export async function loadOwnReminder(executor: EntityManager, userId: string, i
 // three, and no query building). Unnamed on purpose: a named (prepared)
 // statement measured no clear gain and breaks behind PgBouncer in transaction
 // mode without max_prepared_statements (docs/scaling.md puts one there).
-const READ_OWN_REMINDER = `SELECT r.id, r.user_id AS "userId", r.title, r.body, r.title_i18n AS "titleI18n", r.body_i18n AS "bodyI18n",
-         r.default_locale AS "defaultLocale", r.local_time AS "localTime", r.time_zone AS "timeZone", r.recurrence,
-         r.start_date AS "startDate", r.enabled, r.time_sensitive AS "timeSensitive", r.category, r.data,
-         r.push_options AS "pushOptions", r.version, r.created_at AS "createdAt", r.updated_at AS "updatedAt",
+const READ_OWN_REMINDER = `SELECT ${REMINDER_COLUMNS},
          u.time_zone AS "userTimeZone",
          (SELECT o.due_at FROM reminder_occurrences o WHERE o.reminder_id = r.id AND o.status = 'scheduled'
            ORDER BY o.due_at LIMIT 1) AS "nextAt"

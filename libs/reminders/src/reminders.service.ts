@@ -10,6 +10,7 @@ import { OccurrenceScheduler } from './occurrence-scheduler.js';
 import { scheduledOccurrences } from './occurrences.repository.js';
 import { loadOwnReminder, readOwnReminder, UUID } from './own-reminder.js';
 import { ReminderEntity } from './reminder.entity.js';
+import { insertReminder } from './reminder-rows.js';
 import { checkPushSize, checkSchedule, patchedText, type ReminderInput, storedText, TEXT_LIMITS, todayIn } from './reminder-input.js';
 import { scheduleOf } from './reminder-plan.js';
 import { type ReminderView, textOf, toReminderView } from './reminder.view.js';
@@ -74,7 +75,7 @@ export class RemindersService implements OnModuleInit {
         updatedAt: now,
       };
       checkSchedule(values, user, now, { recurrenceGiven: input.recurrence != null, startDateGiven: input.startDate !== undefined });
-      const reminder = await tx.getRepository(ReminderEntity).save(tx.getRepository(ReminderEntity).create(values));
+      const reminder = await insertReminder(tx, values);
       const next = await this.scheduler.replan(tx, reminder, user, now, { created: true });
       return toReminderView(reminder, user.timeZone, next && { at: next.occurrence.at });
     });
