@@ -524,6 +524,19 @@ describe('bad input', () => {
     expect([long.status, long.headers.get('content-type'), long.body.status]).toEqual([431, 'application/problem+json', 431]);
   });
 
+  it('regression: a cursor carrying an instant PostgreSQL cannot hold is a 400, not a 500', async () => {
+    // fast-check found this one: JavaScript's earliest date, which PostgreSQL refused with an error.
+    // A user of its own: the properties above may have deleted alice.
+    const carol = await api.token('carol');
+    expect((await api.request('PUT', '/v1/me', { token: carol, body: { timeZone: 'UTC' } })).status).toBe(201);
+    const forged = Buffer.from(JSON.stringify(['-271821-04-20T00:00:00Z', '00000000-0000-0000-0000-000000000000'])).toString('base64url');
+    const page = await api.request('GET', `/v1/reminders?cursor=${forged}`, { token: carol });
+    expect([page.status, page.body.errors]).toEqual([400, [{ path: 'cursor', message: 'cursor is not one this API returned' }]]);
+    const timeline = Buffer.from(JSON.stringify([-8.64e15, 'n', '1'])).toString('base64url');
+    const opsPage = await api.request('GET', `/v1/ops/users/carol/timeline?cursor=${timeline}`, { token: ops });
+    expect([opsPage.status, opsPage.body.errors]).toEqual([400, [{ path: 'cursor', message: 'cursor is not one this API returned' }]]);
+  });
+
   it('found no 5xx in the whole run', () => {
     expect(fiveHundreds).toEqual([]);
   });

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { decodeCursor, encodeCursor } from './cursor.js';
+import { cursorInstant, decodeCursor, encodeCursor } from './cursor.js';
 import { DomainError } from './domain-error.js';
 
 describe('page cursors', () => {
@@ -20,6 +20,24 @@ describe('page cursors', () => {
       expect(error, bad).toBeInstanceOf(DomainError);
       expect((error as DomainError).code).toBe('invalid_input');
       expect((error as DomainError).errors).toEqual([{ path: 'cursor', message: 'cursor is not one this API returned' }]);
+    }
+  });
+
+  it('carry only instants a row could have had (1970–9999), so a forged one never reaches the database', () => {
+    expect(cursorInstant('2026-03-01T08:00:00.000Z')?.toISOString()).toBe('2026-03-01T08:00:00.000Z');
+    expect(cursorInstant(Date.UTC(2026, 2, 1))?.toISOString()).toBe('2026-03-01T00:00:00.000Z');
+    // -271821-04-20 is JavaScript's earliest date: PostgreSQL refused it with an error (the 500 fast-check found).
+    for (const bad of [
+      '-271821-04-20T00:00:00Z',
+      '+275760-09-13T00:00:00Z',
+      '1969-12-31T23:59:59Z',
+      'yesterday',
+      -8.64e15,
+      Number.NaN,
+      null,
+      {},
+    ]) {
+      expect(cursorInstant(bad), String(bad)).toBeNull();
     }
   });
 });

@@ -2,7 +2,7 @@ import { Inject, Injectable, type OnModuleInit } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import type pg from 'pg';
 import { type DataSource, type EntityManager, IsNull, Not } from 'typeorm';
-import { Clock, decodeCursor, DomainError, encodeCursor, invalidCursor } from '@nudge/config';
+import { Clock, cursorInstant, decodeCursor, DomainError, encodeCursor, invalidCursor } from '@nudge/config';
 import { PG_POOL } from '@nudge/database';
 import { localizedFields, mergePushOptions, resolveInterruptionLevel } from '@nudge/push';
 import { canonicalZoneOrFail, loadUser, optionalCategory, UserEvents, UsersService } from '@nudge/users';
@@ -197,8 +197,8 @@ function cursorOf(reminder: ReminderEntity): string {
 
 function positionOf(cursor: string): { createdAt: string; id: string } {
   const [createdAt, id] = decodeCursor(cursor, 2);
-  if (typeof createdAt === 'string' && !Number.isNaN(Date.parse(createdAt)) && typeof id === 'string' && UUID.test(id)) {
-    return { createdAt, id };
-  }
+  // The instant goes to PostgreSQL as this API writes them: V8's parser accepts more than PostgreSQL's.
+  const at = typeof createdAt === 'string' ? cursorInstant(createdAt) : null;
+  if (at && typeof id === 'string' && UUID.test(id)) return { createdAt: at.toISOString(), id };
   throw invalidCursor();
 }

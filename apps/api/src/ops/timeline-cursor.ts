@@ -1,4 +1,4 @@
-import { decodeCursor, encodeCursor, invalidCursor } from '@nudge/config';
+import { cursorInstant, decodeCursor, encodeCursor, invalidCursor } from '@nudge/config';
 
 // The order of a user's timeline, newest first: by instant, then occurrences
 // before notifications, then by key (an occurrence's `<reminderId>:<localDate>`
@@ -36,8 +36,8 @@ const JOB_ID = /^[1-9]\d{0,18}$/;
 
 export function decodeTimelineCursor(cursor: string): TimelinePosition {
   const [t, k, key] = decodeCursor(cursor, 3);
-  const at = typeof t === 'number' ? new Date(t) : null;
-  if (at && !Number.isNaN(at.getTime()) && typeof key === 'string') {
+  const at = typeof t === 'number' ? cursorInstant(t) : null;
+  if (at && typeof key === 'string') {
     if (k === 'o' && OCCURRENCE_KEY.test(key)) return { at, kind: 'occurrence', key };
     if (k === 'n' && JOB_ID.test(key)) return { at, kind: 'notification', key };
   }
