@@ -65,6 +65,19 @@ describe('users and devices API', () => {
     ]);
   });
 
+  it('refuses quiet hours given as an array, for the profile and for a category, and writes nothing', async () => {
+    for (const quietHours of [[], [{ start: '22:00', end: '07:00' }]]) {
+      const profile = await api.request('PUT', '/v1/me', { token: bob, body: { timeZone: 'Europe/Berlin', quietHours } });
+      expect(profile.status).toBe(400);
+      expect(profile.body.errors).toContainEqual({ path: 'quietHours', message: expect.stringContaining('object') });
+      const category = await api.request('PUT', '/v1/me/preferences/arrays', { token: bob, body: { enabled: true, quietHours } });
+      expect(category.status).toBe(400);
+      expect(category.body.errors).toContainEqual({ path: 'quietHours', message: expect.stringContaining('object') });
+    }
+    expect((await db.pool.query(`SELECT count(*)::int AS n FROM users WHERE id = 'bob'`)).rows[0].n).toBe(0);
+    expect((await db.pool.query(`SELECT count(*)::int AS n FROM user_preferences`)).rows[0].n).toBe(0);
+  });
+
   it('registers a device idempotently and never shows the whole token', async () => {
     const body = { platform: 'ios', pushToken: 'sim-token-alice-a1b2', appVersion: '1.0.0' };
     const first = await api.request('PUT', '/v1/me/devices/phone-1', { token: alice, body });

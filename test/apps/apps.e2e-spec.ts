@@ -4,6 +4,7 @@ import webpush from 'web-push';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDatabase, type TestDatabase } from '../support/database.js';
 import { startTestApi, type TestApi } from '../support/api-app.js';
+import { fuzzRuns } from '../support/fuzz.js';
 import { generateApnsSigningKey } from '../push/fakes/fake-apns.js';
 
 // PUT /v1/ops/apps/{appId} and GET /v1/ops/apps against the real API and
@@ -167,6 +168,21 @@ describe('apps (ops)', () => {
     expect((await db.pool.query(`SELECT app_id FROM devices`)).rows).toEqual([{ app_id: null }]);
   });
 
+  it('a credentials section given as an array (empty or of a good section) is a 400 naming it, and writes nothing', async () => {
+    // fast-check found `{"name":"Fuzz","expo":[]}` answered 500: class-validator's
+    // nested check walks an array's elements, so [] passed and reached the service.
+    const good = credentials();
+    for (const key of ['apns', 'fcm', 'expo', 'webPush'] as const) {
+      for (const value of [[], [good[key]]]) {
+        const res = await api.request('PUT', '/v1/ops/apps/arrays', { token: ops, body: { name: 'Arrays', [key]: value } });
+        expect(res.status, `${key}: ${JSON.stringify(value).slice(0, 40)}`).toBe(400);
+        expect(res.headers.get('content-type')).toMatch(/application\/problem\+json/);
+        expect(res.body.errors).toContainEqual({ path: key, message: expect.stringContaining('object') });
+      }
+    }
+    expect(await appsRow('arrays')).toBeUndefined();
+  });
+
   it('answers any body with a 2xx or a problem+json 4xx, never a 5xx, and a refused PUT changes no row', async () => {
     const evil = fc.oneof(
       fc.string({ maxLength: 30 }),
@@ -205,7 +221,7 @@ describe('apps (ops)', () => {
           expect(await rows()).toBe(before);
         }
       }),
-      { numRuns: 120 },
+      fuzzRuns(120),
     );
     for (const piece of SECRET_PIECES) expect(api.logs.text).not.toContain(piece);
   });

@@ -8,6 +8,7 @@ import { withTransaction } from '@nudge/database';
 import { type NewEvent, recordEvents, WebhooksService } from '@nudge/events';
 import { createTestDatabase, type TestDatabase } from '../support/database.js';
 import { eventually, startTestApi, type TestApi } from '../support/api-app.js';
+import { fuzzRuns } from '../support/fuzz.js';
 import { WebhookReceiver } from './receiver.js';
 
 // Webhooks through the ops API and the real worker on a pinned clock: CRUD and
@@ -202,7 +203,7 @@ describe('webhooks', () => {
             expect([200, 400]).toContain(feed.status);
           },
         ),
-        { numRuns: Number(process.env.FUZZ_RUNS ?? 150), seed: process.env.FUZZ_SEED ? Number(process.env.FUZZ_SEED) : undefined },
+        fuzzRuns(150),
       );
     });
   });

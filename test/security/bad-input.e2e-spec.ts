@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDatabase, type TestDatabase } from '../support/database.js';
 import { startTestApi, type TestApi } from '../support/api-app.js';
 import { databaseSnapshot } from '../support/snapshot.js';
+import { fuzzRuns } from '../support/fuzz.js';
 
 // Property-based requests against every endpoint: whatever arrives, the answer
 // is never a 5xx, every 4xx is problem+json, and a refused request leaves
@@ -209,15 +210,6 @@ describe('bad input', () => {
     return res.status;
   }
 
-  // Random seeds where a person runs the suite (they explore: a failure prints its seed, FUZZ_SEED replays
-  // it); a fixed seed in CI, so the gate is deterministic. FUZZ_RUNS=2000 for a long exploration.
-  const seed = process.env.FUZZ_SEED ? Number(process.env.FUZZ_SEED) : process.env.CI ? 20261202 : undefined;
-  const runs = (n: number) => ({
-    numRuns: Number(process.env.FUZZ_RUNS ?? n),
-    endOnFailure: true,
-    ...(seed !== undefined ? { seed } : {}),
-  });
-
   // fc.assert's report quotes whole counterexamples (70 KB strings); this one is cut to size.
   async function holds<Ts extends [unknown, ...unknown[]]>(property: fc.IAsyncProperty<Ts>, params: fc.Parameters<Ts>): Promise<void> {
     const details = await fc.check(property, params);
@@ -245,7 +237,7 @@ describe('bad input', () => {
       fc.asyncProperty(fc.constantFrom('PUT', 'PATCH'), profile, async (method, body) => {
         await check({ method, path: '/v1/me', token: alice, body });
       }),
-      runs(120),
+      fuzzRuns(120),
     );
   });
 
@@ -261,7 +253,7 @@ describe('bad input', () => {
       fc.asyncProperty(fc.oneof(fc.constant('phone-2'), pathSegment), device, async (id, body) => {
         await check({ method: 'PUT', path: `/v1/me/devices/${segment(id)}`, token: alice, body });
       }),
-      runs(120),
+      fuzzRuns(120),
     );
     await holds(
       fc.asyncProperty(pathSegment, async (id) => {
@@ -269,7 +261,7 @@ describe('bad input', () => {
         fc.pre(id !== 'phone-1' && id !== 'phone-2');
         await check({ method: 'DELETE', path: `/v1/me/devices/${segment(id)}`, token: alice });
       }),
-      runs(40),
+      fuzzRuns(40),
     );
   });
 
@@ -296,7 +288,7 @@ describe('bad input', () => {
         }
         await check({ method: 'POST', path: '/v1/reminders', token: alice, body, headers });
       }),
-      runs(150),
+      fuzzRuns(150),
     );
   });
 
@@ -364,7 +356,7 @@ describe('bad input', () => {
           }
         },
       ),
-      runs(150),
+      fuzzRuns(150),
     );
   });
 
@@ -389,7 +381,7 @@ describe('bad input', () => {
         }[what];
         await check({ method: what === 'retry' || what === 'cancel' ? 'POST' : 'GET', path, token: ops });
       }),
-      runs(150),
+      fuzzRuns(150),
     );
   });
 
@@ -412,7 +404,7 @@ describe('bad input', () => {
             : { method: 'POST', path: '/v1/ops/token-cleanup', token: ops, body: c },
         );
       }),
-      runs(150),
+      fuzzRuns(150),
     );
   });
 
@@ -477,7 +469,7 @@ describe('bad input', () => {
         if (rawBody.trim() !== '' && !/^\s*\{/.test(rawBody) && !path!.startsWith('/v1/ops') && path !== '/v1/notifications')
           expect(status).toBeGreaterThanOrEqual(400);
       }),
-      runs(150),
+      fuzzRuns(150),
     );
   });
 

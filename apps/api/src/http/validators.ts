@@ -1,6 +1,15 @@
 import { applyDecorators, type PipeTransform, Injectable } from '@nestjs/common';
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
-import { IsOptional, registerDecorator, ValidateIf, type ValidationArguments, type ValidationOptions } from 'class-validator';
+import { Type } from 'class-transformer';
+import {
+  IsObject,
+  IsOptional,
+  registerDecorator,
+  ValidateIf,
+  ValidateNested,
+  type ValidationArguments,
+  type ValidationOptions,
+} from 'class-validator';
 import { DomainError } from '@nudge/config';
 import { localeProblem, MAX_LOCALIZED_VARIANTS, normalizeLocalizedText } from '@nudge/push';
 import { parseLocalDate, parseRecurrence, validateTimeZone } from '@nudge/scheduling';
@@ -12,6 +21,20 @@ export const LOCAL_TIME_PATTERN = /^([01]\d|2[0-3]):[0-5]\d$/;
  * lets null through to a NOT NULL column: a 500 instead of a 400).
  */
 export const Omittable = () => ValidateIf((_object, value) => value !== undefined);
+
+/**
+ * An object of the given class, checked field by field, that may be left out
+ * or null. IsObject comes first: ValidateNested alone walks an array's
+ * elements, so `[]` would pass and reach the service as the section itself.
+ */
+export const NullableNested = (type: new () => object) =>
+  applyDecorators(
+    IsOptional(),
+    ValidateIf((_object, value) => value !== null),
+    IsObject(),
+    ValidateNested(),
+    Type(() => type),
+  );
 
 /**
  * A class-validator rule backed by a scheduling parser, so that the API refuses

@@ -1,8 +1,7 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
-import { Type } from 'class-transformer';
-import { IsBoolean, IsOptional, ValidateIf, ValidateNested } from 'class-validator';
+import { IsBoolean } from 'class-validator';
 import type { CategoryPreference } from '@nudge/users';
-import { Omittable } from '../http/validators.js';
+import { NullableNested, Omittable } from '../http/validators.js';
 import { QuietHoursDto } from './profile.dto.js';
 
 export class PutPreferenceDto {
@@ -15,10 +14,7 @@ export class PutPreferenceDto {
     nullable: true,
     description: "the category's own quiet hours, in the user's zone, replacing the user's; omitted or null: the user's apply",
   })
-  @IsOptional()
-  @ValidateIf((_o, v) => v !== null)
-  @ValidateNested()
-  @Type(() => QuietHoursDto)
+  @NullableNested(QuietHoursDto)
   quietHours?: QuietHoursDto | null;
 
   @ApiPropertyOptional({

@@ -1,8 +1,7 @@
 import { ApiProperty, ApiPropertyOptional, PartialType } from '@nestjs/swagger';
-import { Type } from 'class-transformer';
-import { IsBoolean, IsOptional, Matches, ValidateIf, ValidateNested } from 'class-validator';
+import { IsBoolean, IsOptional, Matches } from 'class-validator';
 import type { UserEntity } from '@nudge/users';
-import { IsIanaTimeZone, IsLocale, LOCAL_TIME_PATTERN, Omittable } from '../http/validators.js';
+import { IsIanaTimeZone, IsLocale, LOCAL_TIME_PATTERN, NullableNested, Omittable } from '../http/validators.js';
 
 export class QuietHoursDto {
   @ApiProperty({ example: '22:00', description: 'local start, HH:mm' })
@@ -25,10 +24,7 @@ export class PutProfileDto {
   locale?: string | null;
 
   @ApiPropertyOptional({ type: QuietHoursDto, nullable: true })
-  @IsOptional()
-  @ValidateIf((_o, v) => v !== null)
-  @ValidateNested()
-  @Type(() => QuietHoursDto)
+  @NullableNested(QuietHoursDto)
   quietHours?: QuietHoursDto | null;
 
   @ApiPropertyOptional({ default: true, description: "a device reporting a new zone moves the user's zone (travel)" })

@@ -1,8 +1,8 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
-import { Type } from 'class-transformer';
-import { IsBoolean, IsDefined, IsOptional, IsString, Length, Matches, MaxLength, ValidateIf, ValidateNested } from 'class-validator';
+import { applyDecorators } from '@nestjs/common';
+import { IsBoolean, IsDefined, IsString, Length, Matches, MaxLength } from 'class-validator';
 import { APP_ID_PATTERN } from '@nudge/push';
-import { Omittable } from '../http/validators.js';
+import { NullableNested, Omittable } from '../http/validators.js';
 
 // PUT /v1/ops/apps/{appId} and GET /v1/ops/apps (docs/apps.md). The shapes are
 // checked here; whether a key parses (and fits its public key) is checked by
@@ -57,18 +57,11 @@ export class WebPushCredentialsDto {
   @ApiProperty({ example: 'mailto:push@example.com' }) @IsString() @MaxLength(512) subject: string;
 }
 
-const section = (type: new () => object, what: string) =>
-  [
+const Section = (type: new () => object, what: string) =>
+  applyDecorators(
     ApiPropertyOptional({ type, nullable: true, description: `${what}; null removes them, omitted keeps them` }),
-    IsOptional(),
-    ValidateIf((_o, v) => v !== null),
-    ValidateNested(),
-    Type(() => type),
-  ] as const;
-
-function Section(type: new () => object, what: string): PropertyDecorator {
-  return (target, key) => section(type, what).forEach((decorate) => decorate(target, key));
-}
+    NullableNested(type),
+  );
 
 export class PutAppDto {
   @ApiProperty({ example: 'Shop (iOS, production)' })
