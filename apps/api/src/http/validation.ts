@@ -6,7 +6,11 @@ import { LOCALIZED_TEXT } from './validators.js';
 export function fieldErrors(errors: ValidationError[], parent = ''): FieldError[] {
   return errors.flatMap((error) => {
     const path = parent ? `${parent}.${error.property}` : error.property;
-    const own = Object.entries(error.constraints ?? {}).flatMap(([rule, message]) =>
+    // A nested section that is not an object breaks IsObject and ValidateNested's own
+    // rule ("must be either object or array") at once: the first says it.
+    const broken = Object.entries(error.constraints ?? {});
+    const rules = broken.length > 1 ? broken.filter(([rule]) => rule !== 'nestedValidation') : broken;
+    const own = rules.flatMap(([rule, message]) =>
       // Localized text: one `path<TAB>message` line per offending variant (`title.de`).
       rule === LOCALIZED_TEXT
         ? message.split('\n').map((line) => {
