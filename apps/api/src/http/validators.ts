@@ -24,13 +24,12 @@ export const Omittable = () => ValidateIf((_object, value) => value !== undefine
 
 /**
  * An object of the given class, checked field by field, that may be left out
- * or null. IsObject comes first: ValidateNested alone walks an array's
+ * or null (IsOptional skips both). IsObject comes first: ValidateNested alone walks an array's
  * elements, so `[]` would pass and reach the service as the section itself.
  */
 export const NullableNested = (type: new () => object) =>
   applyDecorators(
     IsOptional(),
-    ValidateIf((_object, value) => value !== null),
     IsObject(),
     ValidateNested(),
     Type(() => type),
