@@ -19,6 +19,7 @@ import { PushPacing1764664700000 } from './1764664700000-PushPacing.js';
 import { Apps1764664800000 } from './1764664800000-Apps.js';
 import { IdempotencyAnswerVerbatim1764664900000 } from './1764664900000-IdempotencyAnswerVerbatim.js';
 import { JobDeadCounts1764665000000 } from './1764665000000-JobDeadCounts.js';
+import { JobFinishedByStatus1764665100000 } from './1764665100000-JobFinishedByStatus.js';
 
 export const migrations = [
   UsersDevicesReminders1764662400000,
@@ -40,4 +41,5 @@ export const migrations = [
   Apps1764664800000,
   IdempotencyAnswerVerbatim1764664900000,
   JobDeadCounts1764665000000,
+  JobFinishedByStatus1764665100000,
 ];

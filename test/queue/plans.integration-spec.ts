@@ -1,5 +1,7 @@
 import type pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { pruneFinishedJobs } from '../../libs/queue/src/index.js';
+import { SUCCEEDED_SINCE } from '../../libs/queue/src/ops-sql.js';
 import * as SQL from '../../libs/queue/src/sql.js';
 import { createTestDatabase, type TestDatabase } from '../support/database.js';
 
@@ -239,5 +241,63 @@ describe('the claim of a rare kind behind a herd of another kind at the same pri
     const plan = await explainGeneric(db.pool, SQL.CLAIM.text, [null, ['send_reminder'], 100, 60_000, 'w', 100], 'ANALYZE, BUFFERS');
     expect(Number(/Update on jobs[^\n]*actual [^\n]*rows=([\d.]+)/.exec(plan)?.[1] ?? NaN), plan).toBe(100);
     expect(plan).not.toMatch(/Seq Scan on jobs/);
+  });
+});
+
+// History at scale: the finished jobs an hour holds are mostly not successes
+// after an outage (dead, cancelled), and "succeeded in the last hour" (GET
+// /v1/ops/queue) must not read them to count the successes; the pruner reads
+// the old finished jobs it deletes, not the young ones it keeps.
+describe('finished jobs: the last hour and the pruner', () => {
+  let db: TestDatabase;
+  let dbNow: Date;
+  const day = 86_400_000;
+
+  beforeAll(async () => {
+    db = await createTestDatabase();
+    await db.pool.query('ALTER TABLE jobs SET (autovacuum_enabled = false)');
+    dbNow = (await db.pool.query<{ now: Date }>('SELECT now()')).rows[0]!.now;
+    const finished = (status: string, n: number, agoMs: number) =>
+      db.pool.query(
+        `INSERT INTO jobs (kind, status, attempts, finished_at) SELECT 'k', $1, 1, $3::timestamptz - g * interval '1 ms' FROM generate_series(1, $2) g`,
+        [status, n, new Date(dbNow.getTime() - agoMs)],
+      );
+    await finished('dead', 20_000, 600_000);
+    await finished('cancelled', 5_000, 600_000);
+    await finished('succeeded', 50, 600_000);
+    await finished('succeeded', 5_000, 20 * day);
+    await finished('cancelled', 1_000, 20 * day);
+    await finished('dead', 3_000, 40 * day);
+    await db.pool.query('VACUUM ANALYZE jobs');
+  }, 60_000);
+  afterAll(async () => db.drop());
+
+  it('counts the successes of the last hour from the successes alone', async () => {
+    const since = new Date(dbNow.getTime() - 3_600_000);
+    const plan = await explainGeneric(db.pool, SUCCEEDED_SINCE, [since]);
+    expect(plan).toMatch(/Index Scan (using|on) jobs_succeeded_idx/);
+    expect(plan).not.toMatch(/Rows Removed by Filter: [1-9]/);
+    const { rows } = await db.pool.query<{ kind: string; succeeded: number }>(SUCCEEDED_SINCE, [since]);
+    expect(rows).toEqual([{ kind: 'k', succeeded: 50 }]);
+  });
+
+  it('prunes through the finished indexes, past none of the young jobs it keeps', async () => {
+    const cutoff = new Date(dbNow.getTime() - 14 * day);
+    const deadCutoff = new Date(dbNow.getTime() - 30 * day);
+    const plan = await explainGeneric(db.pool, SQL.PRUNE.text, [cutoff, 1000, deadCutoff]);
+    expect(plan).toMatch(/Index Scan (using|on) jobs_succeeded_idx/);
+    expect(plan).toMatch(/Index Scan (using|on) jobs_ended_idx/);
+    expect(plan).not.toMatch(/Seq Scan on jobs|Sort/);
+    expect(plan).not.toMatch(/Rows Removed by Filter: [1-9]/);
+
+    expect(await pruneFinishedJobs(db.pool, cutoff, { deadOlderThan: deadCutoff, batchSize: 1000 })).toBe(9_000);
+    const { rows } = await db.pool.query<{ status: string; n: number }>(
+      `SELECT status, count(*)::int AS n FROM jobs GROUP BY status ORDER BY status`,
+    );
+    expect(rows).toEqual([
+      { status: 'cancelled', n: 5_000 },
+      { status: 'dead', n: 20_000 },
+      { status: 'succeeded', n: 50 },
+    ]);
   });
 });

@@ -58,8 +58,9 @@ export async function reapExpiredJobs(
 /**
  * Deletes succeeded and cancelled jobs that finished before `olderThan`, and
  * dead ones that finished before `deadOlderThan` (default: `olderThan`),
- * with their history, `batchSize` rows per statement (each a short
- * transaction of its own when `executor` is a pool), until none is left,
+ * with their history, up to `batchSize` successes and `batchSize` dead or
+ * cancelled jobs per statement (each a short transaction of its own when
+ * `executor` is a pool), until none is left,
  * `maxBatches` is reached or `signal` aborts. Returns the number deleted.
  */
 export async function pruneFinishedJobs(

@@ -53,8 +53,10 @@ SELECT count(*)::integer AS folded FROM gone`;
 export const SCHEDULED_BY_KIND = `
 SELECT kind, count(*)::integer AS scheduled FROM jobs WHERE status = 'queued' AND run_at > $1 GROUP BY kind`;
 
-// Last hour: successes from jobs_finished_idx (a success is only on the job
-// row), failed attempts from job_runs_finished_idx.
+// Last hour: successes from jobs_succeeded_idx (a success is only on the job
+// row), failed attempts from job_runs_finished_idx. Each success of the hour
+// is read from the heap (for its kind): the cost follows the jobs finished in
+// an hour, not the history kept.
 export const SUCCEEDED_SINCE = `
 SELECT kind, count(*)::integer AS succeeded FROM jobs
 WHERE status = 'succeeded' AND finished_at >= $1 GROUP BY kind`;

@@ -237,4 +237,25 @@ export const QUEUE_SCHEMA = {
       await db.query('DROP TABLE job_dead_counts');
     },
   },
+  // Finished jobs indexed by status: the successes on their own. One index over
+  // every finished status (succeeded, dead, cancelled) made "succeeded in the
+  // last hour" (GET /v1/ops/queue, the dashboard's throughput) fetch each
+  // finished job of the hour from the heap to drop the dead and cancelled ones:
+  // at 50,000,000 history rows, 1,412 of them for none counted, 2.2 ms a call
+  // (docs/performance.md, "History at scale"). Each job still gets one entry
+  // when it finishes, in one of the two. The pruner walks both (PRUNE).
+  finishedByStatus: {
+    async up(db: QueryExecutor): Promise<void> {
+      await db.query(`CREATE INDEX jobs_succeeded_idx ON jobs (finished_at) WHERE status = 'succeeded'`);
+      await db.query(`CREATE INDEX jobs_ended_idx ON jobs (finished_at) WHERE status IN ('dead', 'cancelled')`);
+      await db.query('DROP INDEX jobs_finished_idx');
+    },
+    async down(db: QueryExecutor): Promise<void> {
+      await db.query(`
+        CREATE INDEX jobs_finished_idx ON jobs (finished_at)
+        WHERE status IN ('succeeded', 'dead', 'cancelled')`);
+      await db.query('DROP INDEX jobs_ended_idx');
+      await db.query('DROP INDEX jobs_succeeded_idx');
+    },
+  },
 } satisfies Record<string, SchemaStep>;

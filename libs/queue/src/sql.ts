@@ -378,23 +378,31 @@ SELECT id, kind, attempts, status, idempotency_key, worker FROM updated`,
 
 // Pruning: finished jobs older than the cutoff ($1; dead jobs: $3, kept
 // longer for inspection by default), a small batch per statement (each its
-// own short transaction), oldest first through jobs_finished_idx. Dead jobs
-// younger than their cutoff but older than $1 are walked past on every run:
-// few, since dead jobs are.
+// own short transaction): up to $2 successes, oldest first through
+// jobs_succeeded_idx, and up to $2 dead or cancelled jobs through
+// jobs_ended_idx, so a statement deletes at most 2 × $2 and fewer than $2
+// only when both are done. Dead jobs younger than their cutoff but older
+// than $1 are walked past on every run: few, since dead jobs are.
 // Their history goes in the same statement. SKIP LOCKED: never wait behind an
 // operator's retry of the same row.
 export const PRUNE: NamedStatement = {
   name: 'queue_prune',
   text: `
-WITH doomed AS (
+WITH succeeded AS (
   SELECT id FROM jobs
-  WHERE status IN ('succeeded', 'dead', 'cancelled') AND finished_at < greatest($1::timestamptz, $3::timestamptz)
+  WHERE status = 'succeeded' AND finished_at < $1::timestamptz
+  ORDER BY finished_at
+  LIMIT $2
+  FOR UPDATE SKIP LOCKED
+), ended AS (
+  SELECT id FROM jobs
+  WHERE status IN ('dead', 'cancelled') AND finished_at < greatest($1::timestamptz, $3::timestamptz)
     AND finished_at < CASE WHEN status = 'dead' THEN $3::timestamptz ELSE $1::timestamptz END
   ORDER BY finished_at
   LIMIT $2
   FOR UPDATE SKIP LOCKED
 ), gone AS (
-  DELETE FROM jobs WHERE id = ANY (ARRAY(SELECT id FROM doomed)) RETURNING id
+  DELETE FROM jobs WHERE id = ANY (ARRAY(SELECT id FROM succeeded UNION ALL SELECT id FROM ended)) RETURNING id
 ), history AS (
   DELETE FROM job_runs AS r USING gone WHERE r.job_id = gone.id
 )
