@@ -105,7 +105,7 @@ describe('push pacing across two worker processes', () => {
     expect(await count(`SELECT count(*)::int AS n FROM events WHERE type = 'delivery.failed'`)).toBe(0);
   }
 
-  it('sends at the configured rate, within 5 %, shared by both processes; every push once', async () => {
+  it('sends at the configured rate (never 5 % over it, nor 15 % under), shared by both processes; every push once', async () => {
     fake = await startFakeExpo();
     await startWorkers(40);
     // 12 s at 40 a second: long enough that the start (both processes claiming at once) weighs little.
@@ -113,7 +113,11 @@ describe('push pacing across two worker processes', () => {
     await untilAllSucceeded(jobIds, 60_000);
 
     const measuredRate = measuredRateOf(tokens);
-    expect(Math.abs(measuredRate - 40) / 40, `measured ${measuredRate.toFixed(2)} a second`).toBeLessThan(0.05);
+    // Over the rate is the pacer's fault whatever the load. Under it can be the box's: a slot taken by a process
+    // the shared cores starve is used late (39.7–40.1 a second on a quiet box, 37.2 once in CI with PostgreSQL 15,
+    // the suite and both workers on two cores). 15 % under still catches a pace split between the processes (20).
+    expect(measuredRate, `measured ${measuredRate.toFixed(2)} a second`).toBeLessThan(40 * 1.05);
+    expect(measuredRate, `measured ${measuredRate.toFixed(2)} a second`).toBeGreaterThan(40 * 0.85);
     // Both processes sent: the pace is one, not one per process (each alone at 40 would make 80).
     expect(await count(`SELECT count(DISTINCT locked_by)::int AS n FROM jobs WHERE id = ANY($1::bigint[])`, [jobIds])).toBe(2);
     await expectNoFailureCounted(jobIds);
