@@ -296,6 +296,20 @@ function herdFigures(r: PipelineRun): Figure[] {
     figure('from the first claim to the last delivery', 's', round(r.drainSeconds, 1)),
     figure('last delivery after the last job came due', 's', round(r.catchUpSeconds, 1)),
     figure('worker peak resident memory (VmHWM)', 'MiB', r.peakRssMiB === null ? NaN : round(r.peakRssMiB)),
+    ...(r.lastHour
+      ? [
+          figure(
+            'then "succeeded in the last hour" (GET /v1/ops/queue) from the completions\' counts',
+            'ms',
+            round(r.lastHour.countsMs, 2),
+          ),
+          figure(
+            'the same count read from the jobs instead (one heap fetch per success; before the counts)',
+            'ms',
+            round(r.lastHour.jobsMs, 1),
+          ),
+        ]
+      : []),
   ];
 }
 

@@ -20,6 +20,7 @@ import { Apps1764664800000 } from './1764664800000-Apps.js';
 import { IdempotencyAnswerVerbatim1764664900000 } from './1764664900000-IdempotencyAnswerVerbatim.js';
 import { JobDeadCounts1764665000000 } from './1764665000000-JobDeadCounts.js';
 import { JobFinishedByStatus1764665100000 } from './1764665100000-JobFinishedByStatus.js';
+import { JobSuccessCounts1764665200000 } from './1764665200000-JobSuccessCounts.js';
 
 export const migrations = [
   UsersDevicesReminders1764662400000,
@@ -42,4 +43,5 @@ export const migrations = [
   IdempotencyAnswerVerbatim1764664900000,
   JobDeadCounts1764665000000,
   JobFinishedByStatus1764665100000,
+  JobSuccessCounts1764665200000,
 ];

@@ -109,7 +109,7 @@ export async function historyBench(o: HistoryBenchOptions): Promise<HistoryFigur
 
     let rows = await fill(pool, await longHistoryReminders(pool), LONG_DAYS, LONG_USERS * LONG_DAYS, now);
     await pool.query('ANALYZE');
-    await settleDeadCounts(pool);
+    await settleCounts(pool, now);
     o.log(`history: ${rows} rows of long history for ${LONG_USERS} users (${LONG_DAYS} days each)`);
     // `jobsDeleted`: the pruner's count; the job_runs it took with them are counted by difference.
     const probe = async (label: string, jobsDeleted = 0) => {
@@ -137,7 +137,7 @@ export async function historyBench(o: HistoryBenchOptions): Promise<HistoryFigur
       if ((lo / CHUNK) % 20 === 19) o.log(`history: filled ${filled} rows in ${((performance.now() - fillStarted) / 1000).toFixed(0)} s`);
     }
     await pool.query('ANALYZE');
-    await settleDeadCounts(pool);
+    await settleCounts(pool, now);
     const fillSeconds = (performance.now() - fillStarted) / 1000;
     rows += filled;
     o.log(`history: filled ${filled} rows (${occurrences} occurrences of ${reminders} reminders) in ${fillSeconds.toFixed(1)} s`);
@@ -152,7 +152,7 @@ export async function historyBench(o: HistoryBenchOptions): Promise<HistoryFigur
       signal: AbortSignal.timeout(o.pruneSeconds * 1000),
     });
     const pruneSeconds = (performance.now() - pruneStarted) / 1000;
-    await settleDeadCounts(pool);
+    await settleCounts(pool, now);
     o.log(`history: the pruner deleted ${deleted} jobs with their runs in ${pruneSeconds.toFixed(1)} s`);
     const pruned = await probe('after prune', deleted);
     points.push(pruned);
@@ -178,9 +178,20 @@ export async function historyBench(o: HistoryBenchOptions): Promise<HistoryFigur
 // The dead jobs the fill or the pruner made, folded into the gauge's counts
 // and the fold's deleted rows vacuumed away: what a worker's reaper job (every
 // few seconds) and autovacuum (within a minute, schema step deadCounts) do.
-async function settleDeadCounts(pool: pg.Pool): Promise<void> {
+// And the success counts the fill's successes of the last two hours would
+// have left (COMPLETE_MANY writes a row per flush and kind; here a row per
+// instant and kind, the fill's flushes), what the pruner keeps of them.
+async function settleCounts(pool: pg.Pool, now: number): Promise<void> {
   await foldDeadCounts(pool);
   await pool.query('VACUUM job_dead_changes');
+  await pool.query('DELETE FROM job_success_counts');
+  await pool.query(
+    `INSERT INTO job_success_counts (finished_at, kind, succeeded)
+     SELECT finished_at, kind, count(*) FROM jobs
+     WHERE status = 'succeeded' AND finished_at >= $1::timestamptz - interval '2 hours' AND finished_at <= $1::timestamptz
+     GROUP BY finished_at, kind`,
+    [new Date(now)],
+  );
 }
 
 async function longHistoryReminders(pool: pg.Pool): Promise<string> {

@@ -47,6 +47,7 @@ import { DateTime } from 'luxon';
 import pg from 'pg';
 import { migrateUnderLock } from '../../libs/database/src/migrate.js';
 import { enqueueMany } from '../../libs/queue/src/index.js';
+import { SUCCEEDED_SINCE } from '../../libs/queue/src/ops-sql.js';
 import { planChain, SEND_REMINDER } from '../../libs/reminders/src/reminder-plan.js';
 import { SEND_REMINDER_ATTEMPTS } from '../../libs/reminders/src/occurrence-scheduler.js';
 import type { FakeServices } from '../push/fake-services.js';
@@ -129,6 +130,47 @@ export interface PipelineRun {
   peakRssMiB: number | null;
   /** Last delivery − the latest run_at of the herd: how long the worker took to catch up once every job was due. */
   catchUpSeconds: number;
+  /** Live runs: "succeeded in the last hour" (GET /v1/ops/queue) right after the herd. */
+  lastHour?: LastHourCount;
+}
+
+/** What counting the last hour's successes costs once a herd has drained (EXPLAIN ANALYZE, warm, ms). */
+export interface LastHourCount {
+  /** SUCCEEDED_SINCE as GET /v1/ops/queue runs it: the completions' counts. */
+  countsMs: number;
+  /** job_success_counts rows it read (one per completion statement and kind). */
+  countRows: number;
+  /** The same count read from the jobs (jobs_succeeded_idx and a heap fetch per success), as before the counts. */
+  jobsMs: number;
+  /** The herd's successes it counted (checked: the herd's size). */
+  counted: number;
+}
+
+// "Succeeded in the last hour" as it was read before job_success_counts: every
+// success of the hour through jobs_succeeded_idx, each fetched for its kind.
+const SUCCEEDED_SINCE_FROM_JOBS = `
+SELECT kind, count(*)::integer AS succeeded FROM jobs WHERE status = 'succeeded' AND finished_at >= $1 GROUP BY kind`;
+
+async function lastHourCount(pool: pg.Pool): Promise<LastHourCount> {
+  const hourAgo = new Date(Date.now() - 3_600_000);
+  const explain = async (text: string) => {
+    await pool.query(text, [hourAgo]); // warm, as an operator's second look would be
+    const { rows } = await pool.query(`EXPLAIN (ANALYZE, FORMAT JSON) ${text}`, [hourAgo]);
+    return rows[0]['QUERY PLAN'][0] as { 'Execution Time': number; Plan: Record<string, unknown> };
+  };
+  const scanned = (plan: Record<string, unknown>): number =>
+    plan['Relation Name'] === 'job_success_counts'
+      ? Number(plan['Actual Rows'])
+      : ((plan.Plans as Record<string, unknown>[] | undefined) ?? []).reduce((sum, p) => sum + scanned(p), 0);
+  const counts = await explain(SUCCEEDED_SINCE);
+  const jobs = await explain(SUCCEEDED_SINCE_FROM_JOBS);
+  const { rows } = await pool.query<{ kind: string; succeeded: number }>(SUCCEEDED_SINCE, [hourAgo]);
+  return {
+    countsMs: counts['Execution Time'],
+    countRows: scanned(counts.Plan),
+    jobsMs: jobs['Execution Time'],
+    counted: rows.find((r) => r.kind === SEND_REMINDER)?.succeeded ?? 0,
+  };
 }
 
 export interface PipelineOptions {
@@ -280,7 +322,12 @@ export class ReminderPipeline {
     }
 
     const peakRssMiB = await this.runWorker(jitterSeconds, n, mode, live ? due.getTime() + jitterSeconds * 1000 : Date.now());
-    return { ...(await this.measure(jitterSeconds, mode)), live, peakRssMiB };
+    const measured = await this.measure(jitterSeconds, mode);
+    if (!live) return { ...measured, live, peakRssMiB };
+    const lastHour = await lastHourCount(this.pool);
+    if (lastHour.counted !== n) throw new Error(`live herd: the last hour's success count says ${lastHour.counted}, expected ${n}`);
+    log(`herd: succeeded in the last hour ${JSON.stringify(lastHour)}`);
+    return { ...measured, live, peakRssMiB, lastHour };
   }
 
   /** Runs the worker until the herd is delivered (the last job comes due at `lastDueMs`); returns its peak RSS in MiB. */

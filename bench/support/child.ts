@@ -21,8 +21,8 @@ export interface BenchChild<T> {
 }
 
 /** Runs a bench script in its own Node process (`node --import tsx`), so runs share no memory. */
-export function spawnBenchScript<T>(script: string, config: unknown, timeoutMs: number): BenchChild<T> {
-  return spawnBenchProcess<T>(process.execPath, ['--import', 'tsx', resolve(ROOT, script)], script, config, timeoutMs);
+export function spawnBenchScript<T>(script: string, config: unknown, timeoutMs: number, root = ROOT): BenchChild<T> {
+  return spawnBenchProcess<T>(process.execPath, ['--import', 'tsx', resolve(root, script)], script, config, timeoutMs, root);
 }
 
 /**
@@ -30,9 +30,16 @@ export function spawnBenchScript<T>(script: string, config: unknown, timeoutMs: 
  * its config in BENCH_CONFIG; `name` names it in errors. spawnBenchScript for
  * our TypeScript children; the peers' children run another Node (queue/peers/runtime.ts).
  */
-export function spawnBenchProcess<T>(command: string, args: string[], name: string, config: unknown, timeoutMs: number): BenchChild<T> {
+export function spawnBenchProcess<T>(
+  command: string,
+  args: string[],
+  name: string,
+  config: unknown,
+  timeoutMs: number,
+  cwd = ROOT,
+): BenchChild<T> {
   const child = spawn(command, args, {
-    cwd: ROOT,
+    cwd,
     env: { ...process.env, BENCH_CONFIG: JSON.stringify(config) },
     stdio: ['pipe', 'pipe', 'pipe'],
   });

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDatabase, type TestDatabase } from '../support/database.js';
 import { startTestApi, type TestApi } from '../support/api-app.js';
+import { completeAt } from '../support/completions.js';
 
 // The dashboard page is public; everything it shows comes from the ops API,
 // which must refuse the page's calls without an ops-scoped token.
@@ -80,12 +81,13 @@ describe('the /ops page and the calls it makes', () => {
   it('gives the page per-minute completed and failed counts for the last hour', async () => {
     const now = api.clock.now();
     const minute = (offset: number) => new Date(Math.floor(now.getTime() / 60_000) * 60_000 + offset * 60_000);
-    await db.pool.query(
-      `INSERT INTO jobs (kind, status, finished_at, attempts) VALUES
-         ('send_reminder', 'succeeded', $1, 1), ('send_reminder', 'succeeded', $1, 1), ('send_reminder', 'succeeded', $2, 1),
-         ('send_reminder', 'succeeded', $3, 1)`,
-      [minute(-1), minute(-5), minute(-90)],
+    const { rows: jobs } = await db.pool.query<{ id: string }>(
+      `INSERT INTO jobs (kind) SELECT 'send_reminder' FROM generate_series(1, 4) RETURNING id`,
     );
+    const ids = jobs.map((j) => String(j.id));
+    await completeAt(db.pool, ids.slice(0, 2), minute(-1));
+    await completeAt(db.pool, ids.slice(2, 3), minute(-5));
+    await completeAt(db.pool, ids.slice(3), minute(-90));
     await db.pool.query(
       `INSERT INTO job_runs (job_id, kind, attempt, finished_at, outcome, error) VALUES (1, 'send_reminder', 1, $1, 'failed', 'x'), (1, 'send_reminder', 1, $1, 'snoozed', NULL)`,
       [minute(-1)],

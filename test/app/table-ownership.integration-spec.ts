@@ -36,6 +36,7 @@ const OWNERS: Record<string, string> = {
   job_kind_pauses: 'libs/queue',
   job_dead_counts: 'libs/queue',
   job_dead_changes: 'libs/queue',
+  job_success_counts: 'libs/queue',
   // The API's idempotency interceptor alone reads and writes it.
   idempotency_keys: 'apps/api/src/http',
   // TypeORM's own bookkeeping, read by the migration runner.

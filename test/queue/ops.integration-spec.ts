@@ -12,14 +12,18 @@ import {
   listJobs,
   pauseKind,
   pausedKinds,
+  pruneSuccessCounts,
   QueueMetrics,
   queueStats,
   resumeKind,
   retryDeadJobs,
   retryJob,
+  SUCCESS_COUNTS_KEPT_MS,
+  throughputByMinute,
   Worker,
 } from '../../libs/queue/src/index.js';
 import { createTestDatabase, type TestDatabase } from '../support/database.js';
+import { completeAt } from '../support/completions.js';
 import { deferred, jobRow, FixedClock, statusCounts } from './helpers.js';
 
 describe('ops functions and metrics', () => {
@@ -59,8 +63,8 @@ describe('ops functions and metrics', () => {
     const finished = await enqueueMany(db.pool, [{ kind: 'send_reminder' }, { kind: 'send_reminder' }, { kind: 'send_notification' }], {
       now,
     });
-    await db.pool.query(`UPDATE jobs SET status = 'succeeded', finished_at = $2 WHERE id = $1`, [finished[0]!.job.id, at(-600)]);
-    await db.pool.query(`UPDATE jobs SET status = 'succeeded', finished_at = $2 WHERE id = $1`, [finished[1]!.job.id, at(-7200)]);
+    await completeAt(db.pool, [finished[0]!.job.id], at(-600));
+    await completeAt(db.pool, [finished[1]!.job.id], at(-7200));
     await db.pool.query(`UPDATE jobs SET status = 'dead', finished_at = $2, last_error = 'boom' WHERE id = $1`, [
       finished[2]!.job.id,
       at(-60),
@@ -145,6 +149,45 @@ describe('ops functions and metrics', () => {
     expect(text).toContain('queue_jobs_completed_total{kind="ok"} 2');
     expect(text).toContain('queue_jobs_retried_total{kind="bad",error_class="TypeError"} 1');
     expect(text).toMatch(/queue_job_duration_seconds_count\{kind="ok",outcome="succeeded"\} 2/);
+    // The worker's completions are what "succeeded in the last hour" counts.
+    const stats = await queueStats(db.pool, clock.now());
+    expect(stats.ok?.succeededLastHour).toBe(2);
+    expect(stats.bad?.succeededLastHour).toBe(0);
+  });
+
+  it('succeeded in the last hour: per kind, the edge of the hour included, rolled back with its transaction, pruned after two hours', async () => {
+    const now = clock.now();
+    const jobs = await enqueueMany(
+      db.pool,
+      Array.from({ length: 7 }, (_, i) => ({ kind: i < 5 ? 'a' : 'b' })),
+      { now },
+    );
+    const id = (i: number) => jobs[i]!.job.id;
+    expect(await completeAt(db.pool, [id(0), id(1), id(5)], at(-3600))).toHaveLength(3);
+    expect(await completeAt(db.pool, [id(2)], at(-3601))).toHaveLength(1);
+    const client = await db.pool.connect();
+    try {
+      await client.query('BEGIN');
+      await completeAt(client, [id(3)], at(-10));
+      await client.query('ROLLBACK');
+    } finally {
+      client.release();
+    }
+    expect(await completeAt(db.pool, [id(4), id(6)], at(-1))).toHaveLength(2);
+    const stats = await queueStats(db.pool, now);
+    expect([stats.a?.succeededLastHour, stats.b?.succeededLastHour]).toEqual([3, 2]);
+    expect(await throughputByMinute(db.pool, at(-3600), now)).toEqual([
+      { minute: at(-3600), succeeded: 3, failed: 0 },
+      { minute: at(-60), succeeded: 2, failed: 0 },
+    ]);
+
+    // Two hours on, the pruner's cut takes the first four successes (three rows: one a kind and instant); the last two stay.
+    const later = new Date(now.getTime() + 2 * 3_600_000 - 2000);
+    expect(await pruneSuccessCounts(db.pool, new Date(later.getTime() - SUCCESS_COUNTS_KEPT_MS))).toBe(3);
+    const { rows } = await db.pool.query<{ n: number }>('SELECT sum(succeeded)::int AS n FROM job_success_counts');
+    expect(rows[0]!.n).toBe(2);
+    await db.pool.query('TRUNCATE jobs');
+    expect((await db.pool.query('SELECT 1 FROM job_success_counts')).rowCount).toBe(0);
   });
 
   it('listJobs pages newest first with an opaque cursor and filters', async () => {

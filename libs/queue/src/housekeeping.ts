@@ -1,6 +1,6 @@
 import { queryRows, type QueryExecutor } from './executor.js';
 import { enqueueMany } from './enqueue.js';
-import { FOLD_DEAD_CHANGES } from './ops-sql.js';
+import { FOLD_DEAD_CHANGES, PRUNE_SUCCESS_COUNTS } from './ops-sql.js';
 import { PRUNE, REAP } from './sql.js';
 import type { EnqueueResult } from './types.js';
 
@@ -79,6 +79,15 @@ export async function pruneFinishedJobs(
     if (n < batchSize) break;
   }
   return deleted;
+}
+
+/** How long the success counts are kept: "the last hour" and the dashboard's minutes, with room. */
+export const SUCCESS_COUNTS_KEPT_MS = 2 * 3_600_000;
+
+/** Deletes the success counts of completions before `olderThan`. Returns how many rows went. */
+export async function pruneSuccessCounts(executor: QueryExecutor, olderThan: Date): Promise<number> {
+  const [row] = await queryRows<{ deleted: number }>(executor, PRUNE_SUCCESS_COUNTS, [olderThan]);
+  return Number(row?.deleted ?? 0);
 }
 
 /**

@@ -4,7 +4,9 @@ import {
   foldDeadCounts,
   nextPeriodStart,
   pruneFinishedJobs,
+  pruneSuccessCounts,
   reapExpiredJobs,
+  SUCCESS_COUNTS_KEPT_MS,
   scheduleRecurringJobs,
   validateRecurring,
   type RecurringJob,
@@ -97,10 +99,11 @@ export class Maintenance {
     }
   }
 
-  /** The pruner's handler: finished jobs past their retention are deleted. */
+  /** The pruner's handler: finished jobs past their retention are deleted, and the success counts past their use. */
   async prune(signal: AbortSignal): Promise<void> {
     const { housekeeping, at, pool, logger } = this.options;
     const now = at.clock.now().getTime();
+    await pruneSuccessCounts(pool, new Date(now - SUCCESS_COUNTS_KEPT_MS));
     const cutoff = new Date(now - (housekeeping?.retentionDays ?? 14) * 86_400_000);
     const deadCutoff = new Date(now - (housekeeping?.deadRetentionDays ?? 30) * 86_400_000);
     const deleted = await pruneFinishedJobs(pool, cutoff, { deadOlderThan: deadCutoff, signal });

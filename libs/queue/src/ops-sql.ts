@@ -47,19 +47,25 @@ WITH taken AS (
 )
 SELECT count(*)::integer AS folded FROM gone`;
 
+// The success counts past the last hour's use (the pruner's beat). The rows
+// are few: one per completion statement and kind.
+export const PRUNE_SUCCESS_COUNTS = `
+WITH gone AS (DELETE FROM job_success_counts WHERE finished_at < $1 RETURNING 1)
+SELECT count(*)::integer AS deleted FROM gone`;
+
 // Not on any scrape: the ops page. Scheduled (queued, run_at > now) walks the
 // future part of jobs_runnable_idx, which is as large as the number of
 // scheduled reminders; acceptable for an operator's click, not for /metrics.
 export const SCHEDULED_BY_KIND = `
 SELECT kind, count(*)::integer AS scheduled FROM jobs WHERE status = 'queued' AND run_at > $1 GROUP BY kind`;
 
-// Last hour: successes from jobs_succeeded_idx (a success is only on the job
-// row), failed attempts from job_runs_finished_idx. Each success of the hour
-// is read from the heap (for its kind): the cost follows the jobs finished in
-// an hour, not the history kept.
+// Last hour: successes from job_success_counts (a row per completion
+// statement and kind, written by COMPLETE_MANY; a few thousand rows for a
+// million successes), failed attempts from job_runs_finished_idx (a failure
+// is a row of its own there, and failures are few).
 export const SUCCEEDED_SINCE = `
-SELECT kind, count(*)::integer AS succeeded FROM jobs
-WHERE status = 'succeeded' AND finished_at >= $1 GROUP BY kind`;
+SELECT kind, sum(succeeded)::integer AS succeeded FROM job_success_counts
+WHERE finished_at >= $1 GROUP BY kind`;
 
 export const FAILED_SINCE = `
 SELECT kind, count(*)::integer AS failed FROM job_runs
@@ -88,16 +94,16 @@ WHERE status = 'queued' AND run_at >= $1 AND run_at < $2
 GROUP BY 1, 2 ORDER BY 1, 2`;
 
 // The dashboard's completed/failed per minute chart. Read beside the
-// scrape's statements (not on any scrape): the same two index ranges as
+// scrape's statements (not on any scrape): the same two ranges as
 // SUCCEEDED_SINCE and FAILED_SINCE, bucketed by minute.
 export const THROUGHPUT_BY_MINUTE = `
 SELECT date_trunc('minute', finished_at) AS minute,
-       count(*) FILTER (WHERE succeeded)::integer AS succeeded,
-       count(*) FILTER (WHERE NOT succeeded)::integer AS failed
+       coalesce(sum(n) FILTER (WHERE ok), 0)::integer AS succeeded,
+       coalesce(sum(n) FILTER (WHERE NOT ok), 0)::integer AS failed
 FROM (
-  SELECT finished_at, true AS succeeded FROM jobs WHERE status = 'succeeded' AND finished_at >= $1 AND finished_at <= $2
+  SELECT finished_at, succeeded AS n, true AS ok FROM job_success_counts WHERE finished_at >= $1 AND finished_at <= $2
   UNION ALL
-  SELECT finished_at, false FROM job_runs
+  SELECT finished_at, 1, false FROM job_runs
   WHERE finished_at >= $1 AND finished_at <= $2 AND outcome IN ('failed', 'dead', 'lease_expired')
 ) AS finished
 GROUP BY 1 ORDER BY 1`;

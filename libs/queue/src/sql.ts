@@ -204,15 +204,23 @@ function heldRows(lock: string, worker = '$4'): string {
 // record of who ran the successful attempt and when (the success is not
 // written to job_runs: one write per job on this path). The UPDATE reaches
 // the rows through `id = ANY (ARRAY(…))`: primary-key probes whatever the plan.
+// The statement also notes how many it completed of each kind in
+// job_success_counts (one row a kind, none when nothing held): what
+// "succeeded in the last hour" reads (schema.ts `successCounts`).
 export const COMPLETE_MANY: NamedStatement = {
   name: 'queue_complete_many',
   text: `
 WITH mine AS (${heldRows('FOR NO KEY UPDATE')}
+), done AS (
+  UPDATE jobs
+  SET status = 'succeeded', finished_at = ${at('$3')}, locked_until = NULL, updated_at = ${at('$3')}
+  WHERE id = ANY (ARRAY(SELECT id FROM mine))
+  RETURNING id, kind
+), counted AS (
+  INSERT INTO job_success_counts (finished_at, kind, succeeded)
+  SELECT ${at('$3')}, kind, count(*) FROM done GROUP BY kind
 )
-UPDATE jobs
-SET status = 'succeeded', finished_at = ${at('$3')}, locked_until = NULL, updated_at = ${at('$3')}
-WHERE id = ANY (ARRAY(SELECT id FROM mine))
-RETURNING id`,
+SELECT id FROM done`,
 };
 
 // Buffered jobs whose handlers start now: their attempt counts from here,
