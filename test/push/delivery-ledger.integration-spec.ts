@@ -153,6 +153,31 @@ describe('PushDelivery.deliverMany', () => {
     ]);
   });
 
+  it('makes no provider call when beforeSend throws (the job’s lease lapsed): the rows stay `sending` for whoever holds the job now', async () => {
+    const lapsed = new Error('lease of job 31 was lost');
+    let checks = 0;
+    const beforeSend = () => {
+      checks++;
+      throw lapsed;
+    };
+    await expect(delivery.deliverMany([request('31', 'u1'), request('32', 'u4')], { beforeSend })).rejects.toBe(lapsed);
+    expect(checks).toBeGreaterThan(0);
+    expect((await db.pool.query(`SELECT count(*)::int AS n FROM simulated_pushes`)).rows[0].n).toBe(0);
+    expect((await ledger()).filter((r) => r.job === '31' || r.job === '32')).toEqual([
+      { job: '31', token: 'sim-invalid-1b', status: 'sending', attempts: 1, skip: null },
+      { job: '31', token: 'tok-1a', status: 'sending', attempts: 1, skip: null },
+      { job: '32', token: 'tok-4a', status: 'sending', attempts: 1, skip: null },
+    ]);
+
+    // The worker that holds the job now sends them, once each.
+    await delivery.deliverMany([request('31', 'u1'), request('32', 'u4')], { beforeSend: () => checks++ });
+    expect((await db.pool.query(`SELECT push_token FROM simulated_pushes ORDER BY push_token`)).rows.map((r) => r.push_token)).toEqual([
+      'sim-invalid-1b',
+      'tok-1a',
+      'tok-4a',
+    ]);
+  });
+
   it('costs the same statements for forty jobs as for one', async () => {
     await db.pool.query(`INSERT INTO users (id, time_zone) SELECT 'm' || i, 'UTC' FROM generate_series(1, 40) AS i`);
     await db.pool.query(

@@ -1,8 +1,7 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { SEND_NOTIFICATION, type SendNotificationPayload } from '@nudge/push';
-import { enqueueMany } from '@nudge/queue';
 import { type AppProcess, startApp, WORKER_MAIN } from '../reliability/processes.js';
 import { createTestDatabase, type TestDatabase } from '../support/database.js';
+import { enqueueExpoPushes } from './fakes/expo-users.js';
 import { startFakeExpo, type FakeExpo } from './fakes/fake-expo.js';
 
 // Pacing shared by two built worker processes through `push_pace`
@@ -45,24 +44,13 @@ describe('push pacing across two worker processes', () => {
   }
 
   /** `n` users with one Expo device each, and one event push for each: the jobs' ids. */
-  async function enqueuePushes(n: number): Promise<{ jobIds: string[]; tokens: string[] }> {
+  function enqueuePushes(n: number): Promise<{ jobIds: string[]; tokens: string[] }> {
     batch++;
-    const users = Array.from({ length: n }, (_, i) => `pace-${batch}-${i}`);
-    const tokens = users.map((u) => `ExponentPushToken[${u}]`);
-    await db.pool.query(`INSERT INTO users (id, time_zone) SELECT unnest($1::text[]), 'UTC'`, [users]);
-    await db.pool.query(
-      `INSERT INTO devices (user_id, installation_id, platform, push_token) SELECT u, 'phone', 'expo', t FROM unnest($1::text[], $2::text[]) AS x(u, t)`,
-      [users, tokens],
-    );
-    const queued = await enqueueMany(
+    return enqueueExpoPushes(
       db.pool,
-      users.map((userId) => ({
-        kind: SEND_NOTIFICATION,
-        payload: { userId, title: 'Paced', body: null, data: null, timeSensitive: false } satisfies SendNotificationPayload,
-        idempotencyKey: `notification:${userId}`,
-      })),
+      Array.from({ length: n }, (_, i) => `pace-${batch}-${i}`),
+      'Paced',
     );
-    return { jobIds: queued.map((q) => q.job.id), tokens };
   }
 
   async function untilAllSucceeded(jobIds: string[], timeoutMs: number): Promise<void> {

@@ -159,6 +159,30 @@ describe('batch handlers', () => {
     expect(logger.lines.some((l) => l.msg?.includes('lease lost') && l.fields.jobId === ids[1])).toBe(true);
   });
 
+  it('assertLease: throws once the open jobs went a lease without a renewal (a job ended before does not count); every job is left as it was', async () => {
+    const ids = await add(3);
+    const seen: string[] = [];
+    handler = async (jobs, ctx) => {
+      ctx.assertLease();
+      seen.push('held');
+      ctx.fail(jobs[0]!, new TransientJobError('provider busy'));
+      clock.advance(60_000); // the lease (the worker's default, 60 s) with no renewal sent: frozen, or cut off
+      try {
+        ctx.assertLease();
+        seen.push('held after the lease');
+      } catch (error) {
+        seen.push((error as Error).name);
+        throw error;
+      }
+    };
+    await makeWorker(10).runOnce();
+    expect(seen).toEqual(['held', 'LeaseLostError']);
+    // Not ours to write: the two open jobs stay running for the reaper; the one failed before is ended as asked.
+    const rows = await Promise.all(ids.map((id) => jobRow(db.pool, id)));
+    expect(rows.map((r) => r.status)).toEqual(['queued', 'running', 'running']);
+    expect(logger.lines.filter((l) => l.msg?.startsWith('job lease lost')).map((l) => l.fields.jobId)).toEqual([ids[1], ids[2]]);
+  });
+
   it('refuses a job that is not of the batch, or one ended twice', async () => {
     await add(2);
     const errors: string[] = [];

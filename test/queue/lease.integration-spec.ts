@@ -167,6 +167,53 @@ describe('leases, the reaper and completeWith', () => {
     expect(await jobRow(db.pool, job.id)).toMatchObject({ status: 'queued', attempts: 1 });
   });
 
+  it('assertLease: a handler that stalled a lease without a renewal learns it by its own clock, before its heartbeat says so', async () => {
+    const { job } = await enqueue(db.pool, { kind: 'slow', maxAttempts: 5 }, { now: clock.now() });
+    const started = deferred();
+    const resume = deferred();
+    const logger = memoryLogger();
+    const checks: string[] = [];
+    const a = makeWorker(
+      'worker-a',
+      async (ctx, id) => {
+        ctx.assertLease(); // just claimed: held
+        checks.push('held at start');
+        started.resolve();
+        await resume.promise;
+        ctx.assertLease(); // throws: the effect below must not happen
+        await db.pool.query(`INSERT INTO side_effects VALUES ($1, 'a')`, [id]);
+      },
+      { logger },
+    );
+    const run = a.runOnce();
+    await started.promise;
+
+    // A renewal sent keeps it held: 29 s after the heartbeat is still within the lease.
+    clock.advance(20_000);
+    await a.extendLeases();
+    clock.advance(29_000);
+    // Frozen (or cut off from the database: every renewal failing) past the lease: no renewal sent for over 30 s.
+    clock.advance(1_001);
+    const reaped = await reapExpiredJobs(db.pool, clock.now());
+    expect(reaped).toMatchObject([{ id: job.id, status: 'queued', worker: 'worker-a' }]);
+    const b = makeWorker('worker-b', async (_ctx, id) => {
+      await db.pool.query(`INSERT INTO side_effects VALUES ($1, 'b')`, [id]);
+    });
+    expect(await b.runOnce()).toBe(1);
+
+    resume.resolve();
+    await run;
+    expect(checks).toEqual(['held at start']);
+    expect((await db.pool.query(`SELECT note FROM side_effects`)).rows).toEqual([{ note: 'b' }]);
+    expect(await jobRow(db.pool, job.id)).toMatchObject({ status: 'succeeded', attempts: 2, locked_by: 'worker-b' });
+    // Said once, where it was found; A wrote nothing of the job (its history: the reaper's row, then B's).
+    expect(logger.lines.filter((l) => l.msg?.startsWith('job lease lost')).map((l) => l.fields.where)).toEqual(['handler']);
+    expect((await getJob(db.pool, job.id))!.history.map((h) => [h.outcome, h.worker])).toEqual([
+      ['lease_expired', 'worker-a'],
+      ['succeeded', 'worker-b'],
+    ]);
+  });
+
   it('the reaper returns expired jobs, buries those out of attempts, and counts them', async () => {
     const jobs = await enqueueMany(
       db.pool,

@@ -440,6 +440,7 @@ export class PushDelivery {
           ...request.pushOptions,
           appId: device.app_id,
         }));
+        options.beforeSend?.();
         const spans = tracingEnabled() ? group.map((send) => startPushSpan(provider.name, send)) : undefined;
         let outcomes: PushOutcome[];
         try {

@@ -60,6 +60,12 @@ export type LaterOutcome = Extract<PushOutcome, { kind: 'transient' | 'throttled
 export interface SendOptions {
   /** The job's signal (its timeout, a lost lease, shutdown): an adapter that can abort its call rejects with the signal's reason. */
   signal?: AbortSignal;
+  /**
+   * Called synchronously right before each provider call; a throw stops that
+   * call unsent. The job's lease check (JobContext.assertLease): a worker
+   * frozen past its lease must not send what another worker now sends.
+   */
+  beforeSend?: () => void;
 }
 
 export interface PushProvider {

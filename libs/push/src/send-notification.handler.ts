@@ -41,7 +41,7 @@ export class SendNotificationHandler {
     @Inject(CONFIG) private readonly config: Pick<Config, 'notificationsPerUserPerHour'>,
   ) {}
 
-  readonly handle = async (job: ClaimedJob<SendNotificationPayload>, ctx?: Pick<JobContext, 'signal'>): Promise<void> => {
+  readonly handle = async (job: ClaimedJob<SendNotificationPayload>, ctx?: Pick<JobContext, 'signal' | 'assertLease'>): Promise<void> => {
     const { payload } = job;
     const [user] = await queryRows<UserRow>(
       this.pool,
@@ -97,8 +97,9 @@ export class SendNotificationHandler {
         expiresAt: payload.ttlSeconds !== undefined ? new Date(now.getTime() + payload.ttlSeconds * 1000) : undefined,
         notification: true,
       },
-      // Its timeout (SEND_NOTIFICATION_TIMEOUT_SECONDS), a lost lease or shutdown abort the provider calls.
-      { signal: ctx?.signal },
+      // Its timeout (SEND_NOTIFICATION_TIMEOUT_SECONDS), a lost lease or shutdown abort the provider calls;
+      // a lease lapsed while this process was frozen stops them before they go.
+      { signal: ctx?.signal, beforeSend: ctx && (() => ctx.assertLease()) },
     );
     // Devices that may succeed later retry the job; devices the pace held back (or a 429) snooze it, no attempt used.
     const unfinished = deliveryOutcomeError(summary);

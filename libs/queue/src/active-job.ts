@@ -2,13 +2,15 @@
 // each is also the context its handler receives (JobContext, BatchContext).
 import type pg from 'pg';
 import type { Lane } from './lanes.js';
-import { JobTimeoutError, ShutdownError } from './errors.js';
+import { JobTimeoutError, LeaseLostError, ShutdownError } from './errors.js';
 import type { JobSpan, StoredTrace } from './tracing.js';
 import type { BatchContext, ClaimedJob, JobContext } from './types.js';
 
 /** What a job's context needs of the worker that holds it. */
 export interface JobOwner {
   readonly workerId: string;
+  /** The injected clock's ms: what leases are estimated on (ActiveJob.leaseUntil). */
+  nowMs(): number;
   completeWithin(active: ActiveJob, fn: (tx: pg.PoolClient) => Promise<void>): Promise<void>;
   completeManyWithin(
     run: BatchRun | null,
@@ -115,6 +117,15 @@ export class ActiveJob extends Abortable implements JobContext {
   completeWith(fn: (tx: pg.PoolClient) => Promise<void>): Promise<void> {
     return this.worker.completeWithin(this, fn);
   }
+
+  assertLease(): void {
+    if (this.abortReason instanceof LeaseLostError || this.leaseLapsed()) throw new LeaseLostError(this.job.id);
+  }
+
+  /** No renewal was sent within a lease, by our clock: the database may have given the job to another worker. */
+  leaseLapsed(): boolean {
+    return this.worker.nowMs() >= this.leaseUntil;
+  }
 }
 
 // One call of a batch handler: its jobs and their context.
@@ -152,6 +163,11 @@ export class BatchRun extends Abortable implements BatchContext {
 
   fail(job: ClaimedJob, error: unknown): void {
     this.failures.set(this.own(job, 'fail'), error ?? new Error('failed without a reason'));
+  }
+
+  assertLease(): void {
+    const lapsed = this.actives.find((a) => !a.completedWith && !this.failures.has(a) && a.leaseLapsed());
+    if (lapsed) throw new LeaseLostError(lapsed.job.id);
   }
 
   /** The ActiveJob of a job of this batch that is still open. */

@@ -58,6 +58,10 @@ export class Completer implements JobOwner {
     this.workerId = options.jobs.workerId;
   }
 
+  nowMs(): number {
+    return this.at.clock.now().getTime();
+  }
+
   /** Keeps a write in flight until it settles, so that shutdown waits for it. */
   track(promise: Promise<void>): void {
     this.writes.add(promise);
@@ -226,7 +230,9 @@ export class Completer implements JobOwner {
     const kind = job.kind;
     const cls = errorClass(error);
     if (error instanceof LeaseLostError) {
-      // Thrown by the handler itself (e.g. its signal's reason): the job is not ours to write.
+      // Thrown by the handler itself (its signal's reason, or assertLease): the job is not ours to write.
+      // Still held means the heartbeat has not said so yet: assertLease found the lease lapsed by our clock.
+      if (this.jobs.holds(active)) this.jobs.lost(active, 'handler');
       this.jobs.release(active);
       return;
     }

@@ -99,6 +99,15 @@ export interface JobContext {
    * handler's later return or throw changes nothing.
    */
   completeWith(fn: (tx: pg.PoolClient) => Promise<void>): Promise<void>;
+  /**
+   * Throws LeaseLostError unless this worker surely still holds the job: its
+   * lease was lost, or no renewal of it was sent within a lease by this
+   * worker's clock — the process was frozen past its lease (a long pause,
+   * SIGSTOP, a suspended VM) and another worker may be running the job now.
+   * Synchronous: call it right before an effect that must not happen twice,
+   * such as a provider's send.
+   */
+  assertLease(): void;
 }
 
 export type JobHandler<P = any> = (job: ClaimedJob<P>, ctx: JobContext) => Promise<void>;
@@ -126,6 +135,14 @@ export interface BatchContext<P = any> {
   completeWith(jobs: readonly ClaimedJob<P>[], fn: (tx: pg.PoolClient, held: ClaimedJob<P>[]) => Promise<void>): Promise<ClaimedJob<P>[]>;
   /** Ends this job as a throw would end a single job (SnoozeJob, TransientJobError, PermanentJobError…), once the handler returns. */
   fail(job: ClaimedJob<P>, error: unknown): void;
+  /**
+   * JobContext.assertLease's clock check for the batch: throws LeaseLostError
+   * when no renewal of a job still open in it was sent within a lease (the
+   * batch's jobs are renewed together, so a frozen process finds them all
+   * lapsed). A job lost on its own, to another worker, does not throw here: it
+   * is left out of completeWith's `held`.
+   */
+  assertLease(): void;
 }
 
 /** Runs several jobs of one kind at once; see BatchContext for how each job ends. */

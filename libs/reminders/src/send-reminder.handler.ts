@@ -208,10 +208,11 @@ export class SendReminderHandler {
       ledgerSkips.filter((skip) => !retried.some((s) => s.job.id === skip.jobId && s.settlement.status === 'sent')),
     );
     if (deferrals.length > 0) await deferOccurrences(this.pool, deferrals, now);
-    // The batch's timeout (SEND_REMINDER_TIMEOUT_SECONDS) or shutdown abort the provider calls.
+    // The batch's timeout (SEND_REMINDER_TIMEOUT_SECONDS) or shutdown abort the provider calls; a lease
+    // lapsed while this process was frozen stops them before they go.
     const summaries = await this.delivery.deliverMany(
       deliverable.map((d) => d.request),
-      { signal: ctx.signal },
+      { signal: ctx.signal, beforeSend: () => ctx.assertLease() },
     );
     const delivered: ClaimedJob<SendReminderPayload>[] = [];
     // Jobs on their last attempt die if they fail: their occurrence is given up, visibly, and the chain goes on.
