@@ -21,6 +21,7 @@ import { IdempotencyAnswerVerbatim1764664900000 } from './1764664900000-Idempote
 import { JobDeadCounts1764665000000 } from './1764665000000-JobDeadCounts.js';
 import { JobFinishedByStatus1764665100000 } from './1764665100000-JobFinishedByStatus.js';
 import { JobSuccessCounts1764665200000 } from './1764665200000-JobSuccessCounts.js';
+import { OccurrenceTimeZone1764665300000 } from './1764665300000-OccurrenceTimeZone.js';
 
 export const migrations = [
   UsersDevicesReminders1764662400000,
@@ -44,4 +45,5 @@ export const migrations = [
   JobDeadCounts1764665000000,
   JobFinishedByStatus1764665100000,
   JobSuccessCounts1764665200000,
+  OccurrenceTimeZone1764665300000,
 ];

@@ -227,6 +227,7 @@ describe('events outbox', () => {
         earliestAt: new Date('2027-09-20T18:00:00Z'),
         jobId: null,
         version: 1,
+        timeZone: 'UTC',
       };
       const scheduled = { ...stale, localDate: '2027-09-21', status: 'scheduled' as const, reason: null };
       // Rolled back: neither the rows nor their events remain.

@@ -86,6 +86,7 @@ describe('occurrences', () => {
       localDate: string;
       status: string;
       reason?: string;
+      local: string;
     }[];
 
   it('delivers a 22:30 reminder at the end of 22:00–07:00 quiet hours, once a day, day after day', async () => {
@@ -127,6 +128,18 @@ describe('occurrences', () => {
     expect([next!.payload.localDate, next!.run_at.toISOString()]).toEqual(['2027-06-02', '2027-06-02T13:00:00.000Z']);
     await runNext(reminder.id);
     expect((await pushes('sim-west')).map((p) => p.occurrence)).toEqual(['2027-06-01', '2027-06-02']);
+
+    // The history keeps the local time each ran at: 06-01 at 09:00 in London, not 04:00 in New York.
+    const shown = async (query: string) => (await occurrencesOf(bearer, reminder.id, query)).map((o) => [o.localDate, o.status, o.local]);
+    expect(await shown('before=2027-06-03T00:00:00Z&count=2')).toEqual([
+      ['2027-06-01', 'sent', '2027-06-01T09:00:00.000+01:00'],
+      ['2027-06-02', 'sent', '2027-06-02T09:00:00.000-04:00'],
+    ]);
+    expect(await shown('after=2027-06-01T00:00:00Z&count=3')).toEqual([
+      ['2027-06-01', 'sent', '2027-06-01T09:00:00.000+01:00'],
+      ['2027-06-02', 'sent', '2027-06-02T09:00:00.000-04:00'],
+      ['2027-06-03', 'scheduled', '2027-06-03T09:00:00.000-04:00'],
+    ]);
   });
 
   it('flying east before the time delivers the pending occurrence at once (within six hours), not never', async () => {

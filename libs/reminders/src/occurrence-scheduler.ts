@@ -216,7 +216,7 @@ export class OccurrenceScheduler {
     now: Date,
   ): Promise<void> {
     const rows: NewOccurrence[] = [];
-    const next: { plan: PlannedOccurrence; reminder: ReminderFacts; traceContext?: Context }[] = [];
+    const next: { plan: PlannedOccurrence; reminder: ReminderFacts; timeZone: string; traceContext?: Context }[] = [];
     for (const { plan, reminder, traceContext } of plans) {
       if (!plan) continue;
       for (const { occurrence, reason } of plan.skipped) {
@@ -229,9 +229,10 @@ export class OccurrenceScheduler {
           earliestAt: occurrence.at,
           jobId: null,
           version: reminder.version,
+          timeZone: plan.timeZone,
         });
       }
-      if (plan.next) next.push({ plan: plan.next, reminder, traceContext });
+      if (plan.next) next.push({ plan: plan.next, reminder, timeZone: plan.timeZone, traceContext });
     }
     if (next.length > 0) {
       const jobs = await enqueueMany(
@@ -246,7 +247,7 @@ export class OccurrenceScheduler {
         })),
         { now },
       );
-      next.forEach(({ plan, reminder }, i) =>
+      next.forEach(({ plan, reminder, timeZone }, i) =>
         rows.push({
           reminderId: reminder.id,
           localDate: plan.occurrence.localDate,
@@ -256,6 +257,7 @@ export class OccurrenceScheduler {
           earliestAt: plan.earliestAt,
           jobId: jobs[i]!.job.id,
           version: reminder.version,
+          timeZone,
         }),
       );
       await linkJobs(

@@ -23,6 +23,8 @@ export interface OccurrenceRow {
   version: number;
   sentAt: Date | null;
   actedAt: Date | null;
+  /** The zone it was planned in (its local time in the history); null for rows from before it was kept. */
+  timeZone: string | null;
 }
 
 /** What a re-plan needs to know about a reminder's occurrences. */
@@ -44,6 +46,8 @@ export interface NewOccurrence {
   earliestAt: Date;
   jobId: string | null;
   version: number;
+  /** The zone the plan was computed in. */
+  timeZone: string;
 }
 
 export interface JobLinkRow {
@@ -59,7 +63,7 @@ export const FINAL_STATUSES: readonly OccurrenceStatus[] = ['sent', 'done', 'ski
 
 const COLUMNS = `o.reminder_id AS "reminderId", o.local_date AS "localDate", o.status, o.reason, o.due_at AS "dueAt",
   o.earliest_at AS "earliestAt", o.job_id::text AS "jobId", o.snooze_job_id::text AS "snoozeJobId",
-  o.snoozed_until AS "snoozedUntil", o.version, o.sent_at AS "sentAt", o.acted_at AS "actedAt"`;
+  o.snoozed_until AS "snoozedUntil", o.version, o.sent_at AS "sentAt", o.acted_at AS "actedAt", o.time_zone AS "timeZone"`;
 
 // What a write returns of the rows it changed, with their reminder's user, for the events.
 interface ChangedRow {
@@ -213,13 +217,14 @@ export async function upsertOccurrences(db: QueryExecutor, rows: readonly NewOcc
   if (rows.length === 0) return;
   await writeAndAnnounce(
     db,
-    `INSERT INTO reminder_occurrences AS o (reminder_id, local_date, status, reason, due_at, earliest_at, job_id, version, created_at, updated_at)
-     SELECT r.reminder_id, r.local_date, r.status, r.reason, r.due_at, r.earliest_at, r.job_id, r.version, $9, $9
-       FROM unnest($1::uuid[], $2::text[], $3::text[], $4::text[], $5::timestamptz[], $6::timestamptz[], $7::bigint[], $8::int[])
-         AS r(reminder_id, local_date, status, reason, due_at, earliest_at, job_id, version)
+    `INSERT INTO reminder_occurrences AS o (reminder_id, local_date, status, reason, due_at, earliest_at, job_id, version, time_zone,
+                                            created_at, updated_at)
+     SELECT r.reminder_id, r.local_date, r.status, r.reason, r.due_at, r.earliest_at, r.job_id, r.version, r.time_zone, $10, $10
+       FROM unnest($1::uuid[], $2::text[], $3::text[], $4::text[], $5::timestamptz[], $6::timestamptz[], $7::bigint[], $8::int[], $9::text[])
+         AS r(reminder_id, local_date, status, reason, due_at, earliest_at, job_id, version, time_zone)
      ON CONFLICT (reminder_id, local_date) DO UPDATE
         SET status = EXCLUDED.status, reason = EXCLUDED.reason, due_at = EXCLUDED.due_at, earliest_at = EXCLUDED.earliest_at,
-            job_id = EXCLUDED.job_id, version = EXCLUDED.version, updated_at = EXCLUDED.updated_at
+            job_id = EXCLUDED.job_id, version = EXCLUDED.version, time_zone = EXCLUDED.time_zone, updated_at = EXCLUDED.updated_at
       WHERE o.status = 'scheduled'`,
     [
       rows.map((r) => r.reminderId),
@@ -230,6 +235,7 @@ export async function upsertOccurrences(db: QueryExecutor, rows: readonly NewOcc
       rows.map((r) => r.earliestAt),
       rows.map((r) => r.jobId),
       rows.map((r) => r.version),
+      rows.map((r) => r.timeZone),
       now,
     ],
     now,
@@ -305,15 +311,25 @@ export async function setOccurrenceState(
   db: QueryExecutor,
   row: Pick<
     OccurrenceRow,
-    'reminderId' | 'localDate' | 'status' | 'reason' | 'dueAt' | 'earliestAt' | 'version' | 'snoozeJobId' | 'snoozedUntil' | 'actedAt'
+    | 'reminderId'
+    | 'localDate'
+    | 'status'
+    | 'reason'
+    | 'dueAt'
+    | 'earliestAt'
+    | 'version'
+    | 'snoozeJobId'
+    | 'snoozedUntil'
+    | 'actedAt'
+    | 'timeZone'
   >,
   now: Date,
 ): Promise<void> {
   await writeAndAnnounce(
     db,
     `INSERT INTO reminder_occurrences AS o (reminder_id, local_date, status, reason, due_at, earliest_at, version, snooze_job_id,
-                                      snoozed_until, acted_at, created_at, updated_at)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $11)
+                                      snoozed_until, acted_at, time_zone, created_at, updated_at)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $12)
      ON CONFLICT (reminder_id, local_date) DO UPDATE
         SET status = EXCLUDED.status, reason = EXCLUDED.reason, snooze_job_id = EXCLUDED.snooze_job_id,
             snoozed_until = EXCLUDED.snoozed_until, acted_at = EXCLUDED.acted_at, updated_at = EXCLUDED.updated_at`,
@@ -328,6 +344,7 @@ export async function setOccurrenceState(
       row.snoozeJobId,
       row.snoozedUntil,
       row.actedAt,
+      row.timeZone,
       now,
     ],
     now,

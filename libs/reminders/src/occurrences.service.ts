@@ -146,7 +146,7 @@ export class OccurrencesService {
     fn: (
       tx: EntityManager,
       ctx: ActionContext,
-    ) => Promise<Pick<OccurrenceRow, 'status' | 'reason' | 'sentAt' | 'actedAt' | 'snoozedUntil' | 'dueAt'>>,
+    ) => Promise<Pick<OccurrenceRow, 'status' | 'reason' | 'sentAt' | 'actedAt' | 'snoozedUntil' | 'dueAt' | 'timeZone'>>,
   ): Promise<OccurrenceView> {
     if (!parseLocalDate(localDate).ok) {
       throw DomainError.invalid([{ path: 'localDate', message: `"${localDate}" is not a date in YYYY-MM-DD form` }]);
@@ -173,6 +173,7 @@ export class OccurrencesService {
         snoozedUntil: null,
         sentAt: null,
         actedAt: null,
+        timeZone: schedule.timeZone,
       };
       const result = await fn(tx, { reminder, user, row, now, base, localDate });
       return toOccurrenceView(schedule.timeZone, { localDate, at: result.dueAt }, result);

@@ -69,6 +69,8 @@ export interface ChainPlan {
   /** Occurrences passed over, each with why (recorded so none disappears). */
   skipped: { occurrence: Occurrence; reason: 'stale' | 'rescheduled' }[];
   next: PlannedOccurrence | null;
+  /** The zone the plan was computed in: its occurrences' rows keep it. */
+  timeZone: string;
 }
 
 export function scheduleOf(
@@ -146,6 +148,7 @@ const MAX_RECORDED_SKIPS = 1000;
 export function planChain(input: ChainInput): ChainPlan {
   const { reminder, user, now, mode, afterDate, pendingDate, settled } = input;
   const schedule = scheduleOf(reminder, user);
+  const timeZone = schedule.timeZone;
   const skipped: ChainPlan['skipped'] = [];
   // Occurrences of date D fall within [D 00:00 - 14 h, D+1 00:00 + 12 h] in UTC.
   const startOf = (date: string) => new Date(Date.parse(`${date}T00:00:00Z`) - 15 * 3600_000);
@@ -161,7 +164,8 @@ export function planChain(input: ChainInput): ChainPlan {
     if ((afterDate && date <= afterDate && date !== pendingDate) || settled.has(date)) continue;
     const nominal = occurrence.at;
     const jittered = new Date(nominal.getTime() + jitterFor(reminder.id, date, input.jitterSeconds) * 1000);
-    if (jittered > now) return { skipped, next: planned(reminder, occurrence, allowedFrom(reminder, user, jittered), jittered, user) };
+    if (jittered > now)
+      return { skipped, next: planned(reminder, occurrence, allowedFrom(reminder, user, jittered), jittered, user), timeZone };
 
     // Already due: owed only in chain mode, or as the pending date of a re-plan.
     if (mode === 'replan' && date !== pendingDate) continue;
@@ -170,9 +174,9 @@ export function planChain(input: ChainInput): ChainPlan {
       if (skipped.length < MAX_RECORDED_SKIPS) skipped.push({ occurrence, reason: mode === 'chain' ? 'stale' : 'rescheduled' });
       continue;
     }
-    return { skipped, next: planned(reminder, occurrence, earliestAt, now, user) };
+    return { skipped, next: planned(reminder, occurrence, earliestAt, now, user), timeZone };
   }
-  return { skipped, next: null };
+  return { skipped, next: null, timeZone };
 }
 
 function planned(reminder: ReminderFacts, occurrence: Occurrence, earliestAt: Date, notBefore: Date, user: UserFacts): PlannedOccurrence {

@@ -80,16 +80,20 @@ export function toReminderView(reminder: ReminderEntity, userTimeZone: string, n
   };
 }
 
-/** An occurrence row (or a nominal occurrence without one: scheduled) in the zone it is shown in. */
+/**
+ * An occurrence row (or a nominal occurrence without one: scheduled), its
+ * local time in the zone the row was planned in — a date of the history keeps
+ * the local time it ran at after travel — else in `zone`, the schedule's.
+ */
 export function toOccurrenceView(
   zone: string,
   occurrence: { localDate: string; at: Date },
-  row: Pick<OccurrenceRow, 'status' | 'reason' | 'sentAt' | 'actedAt' | 'snoozedUntil'> | null,
+  row: Pick<OccurrenceRow, 'status' | 'reason' | 'sentAt' | 'actedAt' | 'snoozedUntil' | 'timeZone'> | null,
 ): OccurrenceView {
   const view: OccurrenceView = {
     localDate: occurrence.localDate,
     at: occurrence.at.toISOString(),
-    local: localIsoAt(zone, occurrence.at),
+    local: localIsoAt(row?.timeZone ?? zone, occurrence.at),
     status: row?.status ?? 'scheduled',
   };
   if (row?.reason) view.reason = row.reason;
