@@ -183,6 +183,29 @@ describe('batch handlers', () => {
     expect(logger.lines.filter((l) => l.msg?.startsWith('job lease lost')).map((l) => l.fields.jobId)).toEqual([ids[1], ids[2]]);
   });
 
+  it('assertLease: a job lost on its own (the heartbeat heard so) does not stop the rest of the batch', async () => {
+    const ids = await add(3);
+    const worker = makeWorker(10);
+    const seen: string[] = [];
+    handler = async (jobs, ctx) => {
+      await db.pool.query(`UPDATE jobs SET locked_by = 'someone-else' WHERE id = $1`, [jobs[1]!.id]);
+      clock.advance(30_000);
+      await worker.extendLeases(); // job 1 is lost; the others are held until 90 s
+      clock.advance(40_000); // job 1's last renewal is 70 s old, the others' 40 s
+      ctx.assertLease();
+      seen.push('held');
+      await ctx.completeWith([jobs[0]!, jobs[2]!], async () => undefined);
+    };
+    await worker.runOnce();
+    expect(seen).toEqual(['held']);
+    const rows = await Promise.all(ids.map((id) => jobRow(db.pool, id)));
+    expect(rows.map((r) => [r.status, r.locked_by === 'someone-else'])).toEqual([
+      ['succeeded', false],
+      ['running', true],
+      ['succeeded', false],
+    ]);
+  });
+
   it('refuses a job that is not of the batch, or one ended twice', async () => {
     await add(2);
     const errors: string[] = [];

@@ -166,7 +166,9 @@ export class BatchRun extends Abortable implements BatchContext {
   }
 
   assertLease(): void {
-    const lapsed = this.actives.find((a) => !a.completedWith && !this.failures.has(a) && a.leaseLapsed());
+    // A job lost on its own (the heartbeat heard so) is renewed no more; it is left out, as completeWith leaves it out.
+    const open = (a: ActiveJob) => !a.completedWith && !this.failures.has(a) && !(a.abortReason instanceof LeaseLostError);
+    const lapsed = this.actives.find((a) => open(a) && a.leaseLapsed());
     if (lapsed) throw new LeaseLostError(lapsed.job.id);
   }
 
