@@ -89,10 +89,13 @@ describe('reminders end to end', () => {
       // Every push of a reminder shares one collapse id: a newer occurrence replaces an older one on the phone.
       expect(await pushesTo(token)).toEqual([{ title: `Wake ${id}`, collapse_id: collapseIdFor(`reminder:${res.body.id}`) }]);
       const deliveries = await api.request('GET', `/v1/reminders/${res.body.id}/deliveries`, { token: bearer });
-      expect(deliveries.body.deliveries.find((d: { jobId: string }) => d.jobId === job!.id)).toMatchObject({
+      const delivery = deliveries.body.deliveries.find((d: { jobId: string }) => d.jobId === job!.id);
+      expect(delivery).toMatchObject({
         status: 'succeeded',
         devices: [{ installationId: 'phone', status: 'sent', provider: 'simulated' }],
       });
+      // Instants in the API's one format (UTC, `Z`), as every other field has them.
+      expect(delivery.devices[0].updatedAt).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
 
       const next = await queued(res.body.id);
       expect(next).toHaveLength(1);

@@ -54,7 +54,8 @@ export class ReminderDeliveriesService {
       status: r.status ?? null,
       attempts: r.attempts ?? null,
       lastError: r.last_error ?? null,
-      devices: r.devices,
+      // json_build_object renders a timestamptz in the session's zone (`…+00:00`); every other instant is toISOString's.
+      devices: r.devices.map((d: { updatedAt: string }) => ({ ...d, updatedAt: new Date(d.updatedAt).toISOString() })),
     }));
   }
 }
