@@ -385,6 +385,32 @@ describe('bad input', () => {
     );
   });
 
+  it('ops: users, timeline, webhooks, apps, kinds and the events feed with any id and query', async () => {
+    const query = fc.dictionary(fc.constantFrom('limit', 'cursor', 'after', 'kind'), fc.oneof(evilString, cursorLike()), { maxKeys: 3 });
+    await holds(
+      fc.asyncProperty(
+        fc.constantFrom('user', 'timeline', 'webhook', 'app', 'pause', 'events', 'jobs'),
+        fc.oneof(fc.constant('alice'), pathSegment),
+        query,
+        async (what, id, q) => {
+          const search = new URLSearchParams(q as Record<string, string>).toString();
+          const path = {
+            user: `/v1/ops/users/${segment(id)}?${search}`,
+            timeline: `/v1/ops/users/${segment(id)}/timeline?${search}`,
+            webhook: `/v1/ops/webhooks/${segment(id)}`,
+            app: `/v1/ops/apps/${segment(id)}`,
+            // Pausing a real kind is a legitimate write; `alice` is not one.
+            pause: `/v1/ops/kinds/${segment(id)}/resume`,
+            events: `/v1/ops/events?${search}`,
+            jobs: `/v1/ops/jobs?${search}`,
+          }[what];
+          await check({ method: what === 'pause' ? 'POST' : 'GET', path, token: ops });
+        },
+      ),
+      fuzzRuns(150),
+    );
+  });
+
   it('notifications and token cleanup: POST with any body', async () => {
     const notification = bodyOf({
       userId: fc.constantFrom('alice', 'nobody-yet'),
@@ -527,6 +553,18 @@ describe('bad input', () => {
     const timeline = Buffer.from(JSON.stringify([-8.64e15, 'n', '1'])).toString('base64url');
     const opsPage = await api.request('GET', `/v1/ops/users/carol/timeline?cursor=${timeline}`, { token: ops });
     expect([opsPage.status, opsPage.body.errors]).toEqual([400, [{ path: 'cursor', message: 'cursor is not one this API returned' }]]);
+  });
+
+  it('regression: a NUL in the path or the query string is a 400 naming it, not a 500', async () => {
+    // Found by hand: GET /v1/ops/users/a%00b and GET /v1/ops/jobs?kind=a%00b reached PostgreSQL, which cannot hold NUL in text.
+    const user = await api.request('GET', '/v1/ops/users/a%00b', { token: ops });
+    expect([user.status, user.body.errors]).toEqual([400, [{ path: 'path', message: 'the path must not contain NUL characters (%00)' }]]);
+    const jobs = await api.request('GET', '/v1/ops/jobs?kind=a%00b&limit=5', { token: ops });
+    expect([jobs.status, jobs.body.errors]).toEqual([
+      400,
+      [{ path: 'kind', message: 'query parameters must not contain NUL characters (%00)' }],
+    ]);
+    expect((await api.request('GET', '/v1/ops/jobs?kind=a%2500b', { token: ops })).status).toBe(200); // an escaped "%00" is text
   });
 
   it('found no 5xx in the whole run', () => {

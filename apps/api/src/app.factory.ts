@@ -3,7 +3,7 @@ import type { NestExpressApplication } from '@nestjs/platform-express';
 import { Registry } from 'prom-client';
 import { PinoNestLogger } from '@nudge/config';
 import { ApiModule, type ApiModuleOptions } from './app.module.js';
-import { guardJsonBody, requireJsonBody } from './http/body-guard.js';
+import { guardJsonBody, guardUrl, requireJsonBody } from './http/body-guard.js';
 import { httpMetrics } from './http/http-metrics.middleware.js';
 import { problem } from './http/problem-details.filter.js';
 import { setupOpenApi } from './http/openapi.js';
@@ -22,6 +22,7 @@ export async function createApiApp(options: ApiModuleOptions): Promise<NestExpre
   // Before the body parser, so that a request it rejects still gets an id and a log line.
   app.use(requestContext(options.logger));
   app.use(httpMetrics(app.get(Registry)));
+  app.use(guardUrl());
   app.use(requireJsonBody());
   // application/json and its +json relatives (merge-patch+json, problem+json): a
   // body the parser skipped would reach a PATCH as "no change" and answer 200.

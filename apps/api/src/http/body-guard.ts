@@ -32,6 +32,26 @@ export function requireJsonBody() {
 }
 
 /**
+ * Before routing: a NUL character in the path or the query string, which no
+ * route's rule refuses and PostgreSQL cannot hold in text (a 500 at the first
+ * query that compared it, e.g. GET /v1/ops/users/a%00b), is a 400 naming the
+ * query parameter, or `path`.
+ */
+export function guardUrl() {
+  return (request: Request, _response: Response, next: NextFunction) => {
+    const errors: FieldError[] = [];
+    if (/%00/i.test(request.path)) errors.push({ path: 'path', message: 'the path must not contain NUL characters (%00)' });
+    for (const [name, value] of Object.entries(request.query ?? {})) {
+      const values = (Array.isArray(value) ? value : [value]).map(String);
+      if (name.includes('\u0000') || values.some((v) => v.includes('\u0000'))) {
+        errors.push({ path: name.replaceAll('\u0000', '\\0'), message: 'query parameters must not contain NUL characters (%00)' });
+      }
+    }
+    next(errors.length > 0 ? DomainError.invalid(errors) : undefined);
+  };
+}
+
+/**
  * After the JSON body parser: refuses what no DTO rule would catch safely —
  * nesting deeper than MAX_JSON_DEPTH (a stack overflow in the validator, a 500)
  * NUL characters, which PostgreSQL cannot store in text (a 500 at INSERT), and
