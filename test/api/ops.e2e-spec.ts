@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { enqueue } from '@nudge/queue';
+import { enqueue, Worker } from '@nudge/queue';
+import { NUDGE_JOB_KINDS } from '../../apps/api/src/ops/job-kinds.js';
 import { createTestDatabase, type TestDatabase } from '../support/database.js';
 import { startTestApi, type TestApi } from '../support/api-app.js';
 
@@ -104,6 +105,33 @@ describe('ops API', () => {
     expect(resumed.body).toEqual({ kind: 'send_reminder', paused: false });
     expect((await db.pool.query(`SELECT count(*)::int AS n FROM job_kind_pauses`)).rows[0].n).toBe(0);
     expect((await api.request('POST', '/v1/ops/kinds/not%20a%20kind/pause', { token: ops })).status).toBe(400);
+  });
+
+  it('a kind no worker handles (a typo) is a 404 naming the kinds, and pauses nothing', async () => {
+    const typo = await api.request('POST', '/v1/ops/kinds/send_notificaton/pause', { token: ops });
+    expect(typo.status).toBe(404);
+    expect(typo.body.detail).toContain('"send_notificaton"');
+    expect(typo.body.detail).toContain('send_notification');
+    expect((await db.pool.query(`SELECT count(*)::int AS n FROM job_kind_pauses`)).rows[0].n).toBe(0);
+    expect((await api.request('POST', '/v1/ops/kinds/send_notificaton/resume', { token: ops })).status).toBe(404);
+    // A pause of another kind, written before this check (or by SQL), can still be undone.
+    await db.pool.query(`INSERT INTO job_kind_pauses (kind, paused_at) VALUES ('legacy_kind', now())`);
+    expect((await api.request('POST', '/v1/ops/kinds/legacy_kind/resume', { token: ops })).body).toEqual({
+      kind: 'legacy_kind',
+      paused: false,
+    });
+    expect((await db.pool.query(`SELECT count(*)::int AS n FROM job_kind_pauses`)).rows[0].n).toBe(0);
+  });
+
+  it("the pausable kinds are exactly the kinds Nudge's worker handles", async () => {
+    const own = await createTestDatabase(); // its worker claims nothing of this file's jobs
+    const withWorker = await startTestApi({ databaseUrl: own.url, worker: {} });
+    try {
+      expect(withWorker.app.get(Worker).handledKinds()).toEqual([...NUDGE_JOB_KINDS].sort());
+    } finally {
+      await withWorker.close();
+      await own.drop();
+    }
   });
 
   it('retries every dead job of a kind at once', async () => {

@@ -215,6 +215,11 @@ export class Worker {
     return this;
   }
 
+  /** The kinds this worker has a handler for (one at a time or in batches), sorted. */
+  handledKinds(): string[] {
+    return [...this.handlers.keys(), ...this.batchHandlers.keys()].sort();
+  }
+
   /**
    * The boot check: throws, naming them, if any of `kinds` (those the app
    * enqueues) has no handler here — a job of a kind nobody handles would wait

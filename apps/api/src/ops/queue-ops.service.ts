@@ -17,6 +17,7 @@ import {
   retryJob,
   throughputByMinute,
 } from '@nudge/queue';
+import { NUDGE_JOB_KINDS } from './job-kinds.js';
 
 const SECRET_KEY = /token|secret|password|authorization|credential|private/i;
 
@@ -101,13 +102,23 @@ export class QueueOpsService {
   }
 
   async pause(kind: string) {
+    await this.assertKnownKind(kind);
     await pauseKind(this.pool, kind, this.clock.now());
     return { kind, paused: true };
   }
 
   async resume(kind: string) {
+    await this.assertKnownKind(kind);
     await resumeKind(this.pool, kind);
     return { kind, paused: false };
+  }
+
+  /** One of Nudge's kinds, or one paused already (so that any pause can be undone); else 404 naming the kinds. */
+  private async assertKnownKind(kind: string): Promise<void> {
+    if (NUDGE_JOB_KINDS.has(kind)) return;
+    const { rowCount } = await this.pool.query(`SELECT 1 FROM job_kind_pauses WHERE kind = $1`, [kind]);
+    if (rowCount) return;
+    throw new DomainError('not_found', `No job kind is named "${kind}"; Nudge's kinds: ${[...NUDGE_JOB_KINDS].sort().join(', ')}.`);
   }
 
   async cancel(id: string) {
