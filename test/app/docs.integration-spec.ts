@@ -3,10 +3,12 @@ import { dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { configurationTable, VARIABLES, withConfigurationTable } from '@nudge/config';
+import { createTestDatabase } from '../support/database.js';
 
 // The README and docs/ are checked like code: the configuration page against
 // the config schema (a variable written in the schema alone would otherwise
-// drift from its docs), and every relative link against the files it names.
+// drift from its docs), every relative link against the files it names, and
+// every ```sql statement against a migrated database.
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const DOCS = join(ROOT, 'docs');
 const PAGES = [
@@ -129,5 +131,41 @@ describe('links in README.md, CHANGELOG.md and docs/', () => {
     const linked = new Set(linkTargets(read('README.md')).map((t) => t.split('#')[0]));
     const unlinked = PAGES.filter((p) => p.startsWith('docs/') && !linked.has(p));
     expect(unlinked).toEqual([]);
+  });
+});
+
+describe('the SQL in README.md and docs/', () => {
+  // An operator at 3 AM copies these into psql: each must run against today's schema.
+  const statements = PAGES.flatMap((page) =>
+    [...read(page).matchAll(/^```sql\n([\s\S]*?)^```/gm)].flatMap((block) =>
+      block[1]!
+        .split('\n')
+        .filter((line) => !/^\s*--/.test(line))
+        .join('\n')
+        .split(/;\s*(?:\n|$)/)
+        .map((sql) => sql.trim())
+        .filter(Boolean)
+        .map((sql) => ({ page, sql })),
+    ),
+  );
+
+  it('finds the statements (the check below is not vacuous)', () => {
+    expect(statements.length).toBeGreaterThan(15);
+    expect(new Set(statements.map((s) => s.page))).toContain('docs/operations.md');
+  });
+
+  it('runs every statement on a migrated database', async () => {
+    const db = await createTestDatabase();
+    try {
+      const failures: string[] = [];
+      for (const { page, sql } of statements) {
+        // The docs' placeholder for "a reminder's id".
+        const runnable = sql.replaceAll("'…'", "'00000000-0000-0000-0000-000000000000'");
+        await db.pool.query(runnable).catch((error: Error) => failures.push(`${page}: ${sql.slice(0, 120)} → ${error.message}`));
+      }
+      expect(failures).toEqual([]);
+    } finally {
+      await db.drop();
+    }
   });
 });
