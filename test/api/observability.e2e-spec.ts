@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import { enqueue } from '@nudge/queue';
+import { NUDGE_JOB_KINDS } from '../../apps/api/src/ops/job-kinds.js';
 import { createTestDatabase, type TestDatabase } from '../support/database.js';
 import { startTestApi, type TestApi } from '../support/api-app.js';
 
@@ -118,6 +119,28 @@ describe('observability: /metrics and the alert rules', () => {
     // This process's handlers past their timeout: a series for each kind with a timeout, 0 while none is.
     expect(sample(text, 'queue_jobs_past_timeout', { kind: 'send_notification' })).toBe(0);
     expect(sample(text, 'queue_jobs_past_timeout', { kind: 'send_reminder' })).toBe(0);
+    // A kind the worker handles with nothing in that state: 0, not an absent series ("no data" reads as a broken scrape).
+    expect(sample(text, 'queue_jobs_ready', { kind: 'webhook_delivery' })).toBe(0);
+    expect(sample(text, 'queue_oldest_ready_age_seconds', { kind: 'send_notification' })).toBe(0);
+    expect(sample(text, 'queue_jobs_dead', { kind: 'send_notification' })).toBe(0);
+    expect(sample(text, 'queue_jobs_stuck', { kind: 'send_reminder' })).toBe(0);
+    expect(sample(text, 'queue_kind_paused', { kind: 'send_reminder' })).toBe(0);
+  });
+
+  it('an API-only process reports every kind of Nudge, 0 on an empty queue', async () => {
+    const empty = await createTestDatabase();
+    const apiOnly = await startTestApi({ databaseUrl: empty.url });
+    try {
+      const text = await (await fetch(`${apiOnly.baseUrl}/metrics`)).text();
+      for (const kind of NUDGE_JOB_KINDS) {
+        for (const gauge of ['queue_jobs_ready', 'queue_jobs_running', 'queue_jobs_dead', 'queue_kind_paused']) {
+          expect(sample(text, gauge, { kind }), `${gauge}{kind="${kind}"}`).toBe(0);
+        }
+      }
+    } finally {
+      await apiOnly.close();
+      await empty.drop();
+    }
   });
 
   it('has alert rules, each on metrics that a real scrape exposes', async () => {

@@ -27,6 +27,7 @@ import { TokenCleanupController } from './ops/token-cleanup.controller.js';
 import { UserOpsController } from './ops/user-ops.controller.js';
 import { UserOpsService } from './ops/user-ops.service.js';
 import { WebhooksController } from './ops/webhooks.controller.js';
+import { NUDGE_JOB_KINDS } from './ops/job-kinds.js';
 import { RemindersController } from './reminders/reminders.controller.js';
 import { IdempotencyKeyErasure } from './http/idempotency.interceptor.js';
 import { ProblemDetailsFilter } from './http/problem-details.filter.js';
@@ -54,7 +55,8 @@ export class ApiModule {
             {
               provide: QueueMetrics,
               inject: [PG_POOL],
-              useFactory: (pool: pg.Pool) => new QueueMetrics({ registry, executor: pool, clock: options.clock, logger: options.logger }),
+              useFactory: (pool: pg.Pool) =>
+                new QueueMetrics({ registry, executor: pool, clock: options.clock, logger: options.logger, kinds: () => NUDGE_JOB_KINDS }),
             },
           ]
         : [];

@@ -12,6 +12,12 @@ export interface QueueMetricsOptions {
   logger?: QueueLogger;
   /** One query serves every gauge of a scrape, and scrapes closer than this share it. Default 1000. */
   cacheMs?: number;
+  /**
+   * The kinds whose gauges are reported even when they have no job (as 0), so
+   * that a dashboard shows 0 rather than "no data", which reads as a broken
+   * scrape. Kinds with jobs are reported whether listed or not.
+   */
+  kinds?: () => Iterable<string>;
 }
 
 type Child = { observe(value: number): void };
@@ -43,11 +49,13 @@ export class QueueMetrics {
 
   private readonly durationChildren = new Map<string, Child>();
   private executor: QueryExecutor | undefined;
+  private kinds: (() => Iterable<string>) | undefined;
   private snapshot: Promise<void> | null = null;
   private snapshotAt = 0;
 
   constructor(private readonly options: QueueMetricsOptions) {
     this.executor = options.executor;
+    this.kinds = options.kinds;
     const registers = [options.registry];
     this.completed = new Counter({
       name: 'queue_jobs_completed_total',
@@ -149,6 +157,11 @@ export class QueueMetrics {
     this.executor ??= executor;
   }
 
+  /** The kinds always reported (see QueueMetricsOptions.kinds), if not given at construction (e.g. a worker's). */
+  reportKinds(kinds: () => Iterable<string>): void {
+    this.kinds ??= kinds;
+  }
+
   /** A cached child: observing through it skips the label lookup on the hot path. */
   observeDuration(kind: string, outcome: string, seconds: number): void {
     const key = `${kind}\u0000${outcome}`;
@@ -169,9 +182,9 @@ export class QueueMetrics {
     const now = (this.options.clock ?? systemClock).now();
     this.snapshot = queueGauges(executor, now).then(
       (rows) => {
-        for (const gauge of [this.ready, this.oldestReadyAge, this.running, this.oldestRunningAge, this.stuck, this.dead, this.paused]) {
-          gauge.reset();
-        }
+        const gauges = [this.ready, this.oldestReadyAge, this.running, this.oldestRunningAge, this.stuck, this.dead, this.paused];
+        for (const gauge of gauges) gauge.reset();
+        for (const kind of this.kinds?.() ?? []) for (const gauge of gauges) gauge.set({ kind }, 0);
         for (const row of rows) {
           if (Number(row.ready) > 0) {
             this.ready.inc({ kind: row.kind }, Number(row.ready));

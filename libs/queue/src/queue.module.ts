@@ -60,6 +60,7 @@ const providers: Provider[] = [
     useFactory: (options: QueueModuleOptions, metrics: QueueMetrics | undefined) => {
       const worker = new Worker({ ...options, metrics });
       metrics?.useExecutor(worker.pool);
+      metrics?.reportKinds(() => worker.handledKinds());
       return worker;
     },
   },
