@@ -255,9 +255,14 @@ describe('ops: a user, delivery health and what is coming', () => {
     api.clock.set('2027-03-04T11:45:00Z');
     const earlier = { userId: 'dora', title: 'Earlier', idempotencyKey: 'tie-0' };
     expect((await api.request('POST', '/v1/notifications', { token: week.ops, body: earlier })).status).toBe(202);
+    // Sent and its job finished before the clock moves: a 15-minute jump while the send is under way lapses its
+    // lease (the worker then sends nothing and leaves the job to a reaper whose schedule the pinned clock never reaches).
     await eventually(async () => {
-      const { rows } = await db.pool.query<{ n: number }>(`SELECT count(*)::int AS n FROM push_deliveries WHERE user_id = 'dora'`);
-      return rows[0]!.n === 1;
+      const { rows } = await db.pool.query<{ sent: number; running: number }>(
+        `SELECT (SELECT count(*) FROM push_deliveries WHERE user_id = 'dora' AND status = 'sent')::int AS sent,
+                (SELECT count(*) FROM jobs WHERE status = 'running')::int AS running`,
+      );
+      return rows[0]!.sent === 1 && rows[0]!.running === 0;
     }, "dora's first push");
     api.clock.set('2027-03-04T12:00:00Z');
     const note = { userId: 'dora', title: 'Same instant', idempotencyKey: 'tie-1' };
