@@ -11,6 +11,7 @@ import {
   type JobStatus,
   listJobs,
   pauseKind,
+  pausedKinds,
   queueStats,
   resumeKind,
   retryDeadJobs,
@@ -116,8 +117,7 @@ export class QueueOpsService {
   /** One of Nudge's kinds, or one paused already (so that any pause can be undone); else 404 naming the kinds. */
   private async assertKnownKind(kind: string): Promise<void> {
     if (NUDGE_JOB_KINDS.has(kind)) return;
-    const { rowCount } = await this.pool.query(`SELECT 1 FROM job_kind_pauses WHERE kind = $1`, [kind]);
-    if (rowCount) return;
+    if ((await pausedKinds(this.pool)).some((paused) => paused.kind === kind)) return;
     throw new DomainError('not_found', `No job kind is named "${kind}"; Nudge's kinds: ${[...NUDGE_JOB_KINDS].sort().join(', ')}.`);
   }
 
