@@ -286,6 +286,36 @@ describe('occurrences', () => {
     expect((await api.request('GET', `/v1/reminders/${reminder.id}`, { token: bearer })).body.nextOccurrence).toBeNull();
   });
 
+  it('a disabled reminder lists no coming date as scheduled (it plans none), and lists them again once enabled', async () => {
+    // Found by hand: a paused reminder's occurrences said `scheduled` while its nextOccurrence was null.
+    api.clock.set('2027-09-10T12:00:00Z');
+    const bearer = await user('pauser', { timeZone: 'Europe/Paris' });
+    const reminder = await create(bearer, { title: 'Sale', localTime: '09:00', recurrence: 'FREQ=DAILY' });
+    const list = async () =>
+      (await api.request('GET', `/v1/reminders/${reminder.id}/occurrences?count=3`, { token: bearer })).body.occurrences as {
+        localDate: string;
+        status: string;
+      }[];
+    expect((await list()).map((o) => `${o.localDate}:${o.status}`)).toEqual([
+      '2027-09-11:scheduled',
+      '2027-09-12:scheduled',
+      '2027-09-13:scheduled',
+    ]);
+    // Skipped ahead while enabled: a record, shown whatever the switch says.
+    expect((await api.request('POST', `/v1/reminders/${reminder.id}/occurrences/2027-09-12/skip`, { token: bearer })).status).toBe(200);
+    expect(
+      (await api.request('PATCH', `/v1/reminders/${reminder.id}`, { token: bearer, body: { enabled: false } })).body.nextOccurrence,
+    ).toBeNull();
+    expect((await list()).map((o) => `${o.localDate}:${o.status}`)).toEqual(['2027-09-12:skipped']);
+    expect(await pending(reminder.id)).toEqual([]);
+    expect((await api.request('PATCH', `/v1/reminders/${reminder.id}`, { token: bearer, body: { enabled: true } })).status).toBe(200);
+    expect((await list()).map((o) => `${o.localDate}:${o.status}`)).toEqual([
+      '2027-09-11:scheduled',
+      '2027-09-12:skipped',
+      '2027-09-13:scheduled',
+    ]);
+  });
+
   describe('actions', () => {
     let bearer: string;
     let reminderId: string;

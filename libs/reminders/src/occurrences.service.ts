@@ -68,7 +68,9 @@ export class OccurrencesService {
       // A past date with no record was never owed: before the reminder existed, while it was disabled, or
       // passed by a re-plan.
       const view = toOccurrenceView(schedule.timeZone, o, null);
-      views.push(o.at <= now ? { ...view, status: 'skipped', reason: 'not_scheduled' } : view);
+      if (o.at <= now) views.push({ ...view, status: 'skipped', reason: 'not_scheduled' });
+      // A disabled reminder plans nothing (its nextOccurrence is null): its coming dates are not `scheduled`.
+      else if (reminder.enabled) views.push(view);
     }
     for (const row of byDate.values()) {
       if (row.dueAt > after && (!horizon || row.dueAt <= horizon)) {
