@@ -40,6 +40,16 @@ describe('leases, the reaper and completeWith', () => {
     });
   }
 
+  /** Past worker-a's lease: the reaper gives the job back, and worker-b takes it and finishes it (side effect 'b'). */
+  async function reapAndFinishOnB(jobId: string) {
+    const reaped = await reapExpiredJobs(db.pool, clock.now());
+    expect(reaped).toMatchObject([{ id: jobId, status: 'queued', worker: 'worker-a' }]);
+    const b = makeWorker('worker-b', async (_ctx, id) => {
+      await db.pool.query(`INSERT INTO side_effects VALUES ($1, 'b')`, [id]);
+    });
+    expect(await b.runOnce()).toBe(1);
+  }
+
   it("a worker whose lease was reaped cannot overwrite the new holder's result", async () => {
     const { job } = await enqueue(db.pool, { kind: 'slow', maxAttempts: 5 }, { now: clock.now() });
     const releaseA = deferred();
@@ -53,12 +63,7 @@ describe('leases, the reaper and completeWith', () => {
 
     // A stalls past its lease; the reaper gives the job back; B takes and finishes it.
     clock.advance(31_000);
-    const reaped = await reapExpiredJobs(db.pool, clock.now());
-    expect(reaped).toMatchObject([{ id: job.id, status: 'queued', worker: 'worker-a' }]);
-    const b = makeWorker('worker-b', async (ctx, id) => {
-      await db.pool.query(`INSERT INTO side_effects VALUES ($1, 'b')`, [id]);
-    });
-    expect(await b.runOnce()).toBe(1);
+    await reapAndFinishOnB(job.id);
     expect(await jobRow(db.pool, job.id)).toMatchObject({ status: 'succeeded', attempts: 2, locked_by: 'worker-b' });
 
     // A wakes up and "succeeds": its compare-and-set matches nothing.
@@ -194,12 +199,7 @@ describe('leases, the reaper and completeWith', () => {
     clock.advance(29_000);
     // Frozen (or cut off from the database: every renewal failing) past the lease: no renewal sent for over 30 s.
     clock.advance(1_001);
-    const reaped = await reapExpiredJobs(db.pool, clock.now());
-    expect(reaped).toMatchObject([{ id: job.id, status: 'queued', worker: 'worker-a' }]);
-    const b = makeWorker('worker-b', async (_ctx, id) => {
-      await db.pool.query(`INSERT INTO side_effects VALUES ($1, 'b')`, [id]);
-    });
-    expect(await b.runOnce()).toBe(1);
+    await reapAndFinishOnB(job.id);
 
     resume.resolve();
     await run;
