@@ -41,6 +41,29 @@ describe('users and devices API', () => {
     expect((await api.request('GET', '/v1/me', { token: alice })).body.notificationsEnabled).toBe(false);
   });
 
+  it('of first PUTs racing for a new user, one creates (201) and each other one applies its own values (200)', async () => {
+    const racer = await api.token('racer');
+    const zones = [
+      'Europe/Berlin',
+      'Asia/Tokyo',
+      'America/Chicago',
+      'Africa/Lagos',
+      'Australia/Sydney',
+      'Europe/Lisbon',
+      'Asia/Seoul',
+      'America/Lima',
+    ];
+    // Open enough pooled connections first, so that the PUTs really run side by side.
+    await Promise.all(zones.map(() => api.request('GET', '/v1/me', { token: racer })));
+    const answers = await Promise.all(zones.map((timeZone) => api.request('PUT', '/v1/me', { token: racer, body: { timeZone } })));
+    expect(answers.map((a) => a.status).sort()).toEqual([200, 200, 200, 200, 200, 200, 200, 201]);
+    // Each answer is the profile as its own PUT left it, not the winner's.
+    expect(answers.map((a) => a.body.timeZone)).toEqual(zones);
+    const stored = (await db.pool.query(`SELECT time_zone FROM users WHERE id = 'racer'`)).rows;
+    expect(stored).toHaveLength(1);
+    expect(zones).toContain(stored[0].time_zone);
+  });
+
   it.each([['-06:00'], ['EST'], ['UTC+3'], ['America/Nowhere'], [''], ['CST6CDT']])(
     'refuses the time zone %j, naming the field and writing nothing',
     async (timeZone) => {

@@ -46,7 +46,7 @@ export class UsersService {
   /** Creates or replaces the whole profile; fields left out take their defaults. */
   async put(userId: string, input: ProfileInput): Promise<{ user: UserEntity; created: boolean }> {
     return this.dataSource.transaction(async (tx) => {
-      const before = await this.lock(tx, userId);
+      let before = await this.lock(tx, userId);
       const now = this.clock.now();
       const values = {
         timeZone: canonicalZoneOrFail(input.timeZone),
@@ -57,11 +57,12 @@ export class UsersService {
         notificationsEnabled: input.notificationsEnabled ?? true,
       };
       if (!before) {
-        // ON CONFLICT: two first PUTs racing for a new user both succeed.
-        await tx.query(
+        // ON CONFLICT: of two first PUTs racing for a new user, one inserts (201); the other waits
+        // for it, inserts nothing, and applies its own values as an update below (200).
+        const inserted = (await tx.query(
           `INSERT INTO users (id, time_zone, locale, quiet_hours_start, quiet_hours_end, follow_device_time_zone,
                               notifications_enabled, created_at, updated_at)
-           VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $8) ON CONFLICT (id) DO NOTHING`,
+           VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $8) ON CONFLICT (id) DO NOTHING RETURNING id`,
           [
             userId,
             values.timeZone,
@@ -72,8 +73,11 @@ export class UsersService {
             values.notificationsEnabled,
             now,
           ],
-        );
-        return { user: await loadUser(tx, userId), created: true };
+        )) as unknown[];
+        if (inserted.length > 0) return { user: await loadUser(tx, userId), created: true };
+        before = await this.lock(tx, userId);
+        // The racing PUT's user was deleted again before this one could update it.
+        if (!before) throw DomainError.conflict('The profile was deleted while this request ran; send it again.');
       }
       await this.update(tx, before, values, now);
       return { user: await loadUser(tx, userId), created: false };
