@@ -131,6 +131,20 @@ describe('users and devices API', () => {
     expect(rows).toEqual([{ user_id: 'bob', installation_id: 'bob-phone' }]);
   });
 
+  it('of users registering one token at the same moment, each answer is a success and one device holds it', async () => {
+    const owners = ['swap-1', 'swap-2', 'swap-3', 'swap-4'];
+    const tokens = await Promise.all(owners.map((id) => api.token(id)));
+    for (const token of tokens) await api.request('PUT', '/v1/me', { token, body: { timeZone: 'Europe/Paris' } });
+    const body = { platform: 'android', pushToken: 'sim-token-shared-by-racers' };
+    const answers = await Promise.all(
+      [1, 2, 3].flatMap((n) => tokens.map((token) => api.request('PUT', `/v1/me/devices/phone-${n}`, { token, body }))),
+    );
+    expect(answers.map((a) => a.status).filter((status) => status !== 200 && status !== 201)).toEqual([]);
+    const { rows } = await db.pool.query(`SELECT user_id FROM devices WHERE push_token = 'sim-token-shared-by-racers'`);
+    expect(rows).toHaveLength(1);
+    expect(owners).toContain(rows[0].user_id);
+  });
+
   it('follows the device zone when the user asked to (travel), and not otherwise', async () => {
     const moved = await api.request('PUT', '/v1/me/devices/bob-phone', {
       token: bob,

@@ -39,6 +39,13 @@ export class DevicesService {
       const now = this.clock.now();
       const timeZone = input.timeZone === undefined ? undefined : canonicalZoneOrFail(input.timeZone);
 
+      // Two users registering one token at once lock different user rows: this lock queues them
+      // on the token, so the second DELETE sees (and removes) the first's committed row instead of
+      // failing the unique (platform, push_token) index.
+      await tx.query(`SELECT pg_advisory_xact_lock(hashtextextended('nudge:push-token:' || $1 || ':' || $2, 0))`, [
+        input.platform,
+        input.pushToken,
+      ]);
       await tx.query(`DELETE FROM devices WHERE platform = $1 AND push_token = $2 AND NOT (user_id = $3 AND installation_id = $4)`, [
         input.platform,
         input.pushToken,
