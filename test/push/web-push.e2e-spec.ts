@@ -50,6 +50,7 @@ describe('delivery to browsers through Web Push (local push service)', () => {
       [JSON.stringify({ endpoint: 'http://push.example/x', keys: laptop.subscription.keys }), /https/],
       [JSON.stringify({ endpoint: laptop.subscription.endpoint, keys: { p256dh: 'abc', auth: laptop.subscription.keys.auth } }), /p256dh/],
       [JSON.stringify({ endpoint: laptop.subscription.endpoint }), /keys/],
+      [{ endpoint: 'http://push.example/x', keys: laptop.subscription.keys }, /https/],
     ];
     for (const [pushToken, message] of bad) {
       const res = await api.request('PUT', '/v1/me/devices/bad', { token: bearer, body: { platform: 'web', pushToken } });
@@ -72,6 +73,12 @@ describe('delivery to browsers through Web Push (local push service)', () => {
     expect(
       (await api.request('PUT', '/v1/me/devices/laptop', { token: bearer, body: { platform: 'web', pushToken: compact } })).status,
     ).toBe(200);
+    // The subscription object itself, as `pushSubscription.toJSON()` gives it: the same device.
+    const object = await api.request('PUT', '/v1/me/devices/laptop', {
+      token: bearer,
+      body: { platform: 'web', pushToken: { ...laptop.subscription, expirationTime: null } },
+    });
+    expect(object.status).toBe(200);
     const { rows } = await db.pool.query(`SELECT push_token FROM devices`);
     expect(rows).toEqual([{ push_token: laptop.token }]);
   });

@@ -1,4 +1,5 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import { Transform } from 'class-transformer';
 import { IsIn, IsOptional, IsString, Length, Matches } from 'class-validator';
 import type { DeviceEntity, Platform } from '@nudge/users';
 import { APP_ID_PATTERN, DEFAULT_APP_ID, maskPushToken, PUSH_PLATFORMS } from '@nudge/push';
@@ -12,8 +13,10 @@ export class PutDeviceDto {
   @ApiProperty({
     description:
       "APNs device token, FCM registration token, or for `web` the browser's subscription as JSON " +
-      '(`JSON.stringify(pushSubscription)`: {endpoint, keys: {p256dh, auth}}); never shown back in full',
+      '(`JSON.stringify(pushSubscription)`: {endpoint, keys: {p256dh, auth}}), or that object itself; never shown back in full',
   })
+  // A web app naturally sends `pushSubscription.toJSON()` as it is: the object is taken as its JSON text.
+  @Transform(({ value, obj }) => (obj.platform === 'web' && isPlainObject(value) ? JSON.stringify(value) : value))
   @IsString()
   @Length(1, 4096)
   @Matches(/^[\x21-\x7e]+$/, { message: 'pushToken must be printable ASCII without spaces' })
@@ -78,4 +81,8 @@ export class DeviceDto {
 
 export class DeviceListDto {
   @ApiProperty({ type: [DeviceDto] }) devices: DeviceDto[];
+}
+
+function isPlainObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
