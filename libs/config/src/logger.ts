@@ -39,6 +39,23 @@ const REDACT_PATHS = [
 ];
 
 /**
+ * Fields of a database error that hold the statement's values: `parameters`
+ * (every bound value), `detail` ("Key (platform, push_token)=(android, …)
+ * already exists."), `where`, and the driver's copy of all of them. A logged
+ * error keeps its message, code, constraint, table and statement text.
+ */
+const ERROR_FIELDS_WITH_VALUES = ['parameters', 'detail', 'where', 'driverError'];
+
+/** pino's error serializer, without the values a database error carries. */
+function serializeError(error: unknown): unknown {
+  const serialized = pino.stdSerializers.err(error as Error) as unknown;
+  if (typeof serialized !== 'object' || serialized === null) return serialized;
+  const fields = { ...(serialized as Record<string, unknown>) };
+  for (const field of ERROR_FIELDS_WITH_VALUES) delete fields[field];
+  return fields;
+}
+
+/**
  * The process's logger: JSON lines, or, when `pretty` (by default: stdout is
  * a terminal and NODE_ENV is not production), lines for a person to read.
  */
@@ -54,6 +71,7 @@ export function createLogger(
       base: { pid: process.pid },
       timestamp: pino.stdTimeFunctions.isoTime,
       redact: { paths: REDACT_PATHS, censor: '[redacted]' },
+      serializers: { err: serializeError },
       mixin: () => logContext.getStore() ?? {},
     },
     destination as pino.DestinationStream | undefined,
