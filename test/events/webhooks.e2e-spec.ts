@@ -153,6 +153,12 @@ describe('webhooks', () => {
       for (const body of [{ url: 'https://x.example', events: [] }, { events: ['*'] }, { url: 'https://x.example', events: '*' }, null]) {
         expect((await put('crm', body)).status).toBe(400);
       }
+      // fetch cannot POST to a URL with credentials, and GET would show the password back.
+      for (const url of ['https://hook:s3cret@x.example/in', 'https://hook@x.example/in']) {
+        const withCredentials = await put('crm', { url, events: ['*'] });
+        expect(withCredentials.status).toBe(400);
+        expect(withCredentials.body.errors).toEqual([{ path: 'url', message: expect.stringMatching(/user name or password/) }]);
+      }
       expect((await put('-bad id', { url: 'https://x.example', events: ['*'] })).status).toBe(400);
       expect((await put('x'.repeat(65), { url: 'https://x.example', events: ['*'] })).status).toBe(400);
       expect((await db.pool.query(`SELECT count(*)::int AS n FROM webhooks`)).rows[0].n).toBe(0);

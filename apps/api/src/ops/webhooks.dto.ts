@@ -14,6 +14,7 @@ import {
   Max,
   MaxLength,
   Min,
+  ValidateBy,
 } from 'class-validator';
 import { ALL_EVENTS, EVENT_TYPES } from '@nudge/events';
 import { Omittable } from '../http/validators.js';
@@ -28,6 +29,24 @@ export class WebhookIdParam {
   id: string;
 }
 
+/**
+ * A URL with `user:password@` is refused: fetch cannot send to one (every
+ * delivery would fail for 24 h), and the password would be shown back by GET
+ * and quoted in each failure. The receiver checks Nudge-Signature instead.
+ */
+function HasNoCredentials() {
+  return ValidateBy({
+    name: 'hasNoCredentials',
+    validator: {
+      validate: (value: unknown) => {
+        const url = typeof value === 'string' && URL.canParse(value) ? new URL(value) : null;
+        return url === null || (url.username === '' && url.password === '');
+      },
+      defaultMessage: () => 'url must not carry a user name or password (user:password@): verify the Nudge-Signature header instead',
+    },
+  });
+}
+
 export class PutWebhookDto {
   @ApiProperty({ example: 'https://example.com/nudge-events', description: 'where events are POSTed (http or https)' })
   @IsString()
@@ -36,6 +55,7 @@ export class PutWebhookDto {
     { protocols: ['http', 'https'], require_protocol: true, require_tld: false },
     { message: 'url must be an http:// or https:// URL' },
   )
+  @HasNoCredentials()
   url: string;
 
   @ApiProperty({ enum: EVENT_NAMES, isArray: true, example: ['delivery.failed', 'device.deactivated'], description: '`*`: every type' })
