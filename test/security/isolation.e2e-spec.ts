@@ -110,6 +110,8 @@ describe('isolation and auth', () => {
       'subject over 128 characters': await sign({ sub: 'a'.repeat(129) }),
       'subject with a NUL': await sign({ sub: 'al\u0000ice' }),
       'subject with control characters': await sign({ sub: 'alice\n{"level":60}' }),
+      // Stored as U+FFFD, it would be the same user as every other lone surrogate in that place.
+      'subject with a lone surrogate': await sign({ sub: 'alice\ud800' }),
       'payload swapped under the same signature': `${header}.${b64({ sub: 'bob', scope: 'ops' })}.${signature}`,
       'signature stripped': `${header}.${payload}.`,
       garbage: 'not-a-jwt',

@@ -1,5 +1,6 @@
 import { webcrypto } from 'node:crypto';
 import { errors, jwtVerify, SignJWT } from 'jose';
+import { LONE_SURROGATE } from '../http/body-guard.js';
 
 // A user id is stored as text: control characters (NUL above all) are refused.
 // eslint-disable-next-line no-control-regex -- matching control characters is the point
@@ -70,7 +71,14 @@ export async function verifySecretToken(key: webcrypto.CryptoKey, token: string,
 /** A user id as the API accepts it, or InvalidTokenError naming the claim. */
 export function userIdFrom(value: unknown, what: string): string {
   // Control characters never make a sensible id, and a NUL cannot be stored in a text column (a 500).
-  if (typeof value !== 'string' || value.length === 0 || value.length > 128 || CONTROL_CHARACTERS.test(value)) {
+  // A lone surrogate is stored as U+FFFD: "a\uD800" and "a\uDFFF" would be one user.
+  if (
+    typeof value !== 'string' ||
+    value.length === 0 ||
+    value.length > 128 ||
+    CONTROL_CHARACTERS.test(value) ||
+    LONE_SURROGATE.test(value)
+  ) {
     throw new InvalidTokenError(`the token has no valid ${what}`);
   }
   return value;

@@ -58,7 +58,7 @@ export function guardUrl() {
  * lone UTF-16 surrogates ("\ud800"), which PostgreSQL refuses in jsonb.
  * Walks the body with an explicit stack, so the walk itself cannot overflow.
  */
-const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
+export const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
 const LONE_SURROGATE_ALL = new RegExp(LONE_SURROGATE.source, 'g');
 
 export function guardJsonBody() {
