@@ -1,5 +1,13 @@
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { collapseIdFor, createPushProviders, PushDelivery, type DeliveryRequest } from '@nudge/push';
+import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
+import {
+  collapseIdFor,
+  createPushProviders,
+  PushDelivery,
+  type DeliveryRequest,
+  type PushOutcome,
+  type PushProvider,
+  type PushProviders,
+} from '@nudge/push';
 import { createTestDatabase, type TestDatabase } from '../support/database.js';
 import type { QueryExecutor } from '@nudge/queue';
 
@@ -175,6 +183,50 @@ describe('PushDelivery.deliverMany', () => {
       'sim-invalid-1b',
       'tok-1a',
       'tok-4a',
+    ]);
+  });
+
+  it('records the devices a call reached when another call is aborted: the retry sends only to the others', async () => {
+    // iOS through a provider whose call answers only when it is told to (a slow or paced call), Android simulated.
+    const simulated = createPushProviders({}, { db: db.pool });
+    let answerIos: (() => void) | undefined;
+    const slowIos: PushProvider = {
+      name: 'apns',
+      send: (_message, options) =>
+        new Promise<PushOutcome>((resolve, reject) => {
+          answerIos = () => resolve({ kind: 'sent', providerMessageId: 'apns-1' });
+          options?.signal?.addEventListener('abort', () => reject(options.signal!.reason as Error), { once: true });
+        }),
+      close: async () => undefined,
+    };
+    const mixed: PushProviders = { ...simulated, ios: slowIos, forPlatform: (p) => (p === 'ios' ? slowIos : simulated.forPlatform(p)) };
+    const twoPlatforms = new PushDelivery(db.pool, mixed, { now: () => now });
+    // u1 has an iPhone (tok-1a) and an Android phone (sim-invalid-1b, swapped here for a working token).
+    await db.pool.query(`UPDATE devices SET push_token = 'tok-1b' WHERE push_token = 'sim-invalid-1b'`);
+
+    const timeout = new AbortController();
+    const first = twoPlatforms.deliverMany([request('41', 'u1')], { signal: timeout.signal });
+    await vi.waitFor(async () =>
+      expect((await db.pool.query(`SELECT push_token FROM simulated_pushes`)).rows).toEqual([{ push_token: 'tok-1b' }]),
+    );
+    const timedOut = new Error('handler did not finish within its timeout');
+    timeout.abort(timedOut);
+    await expect(first).rejects.toBe(timedOut);
+    answerIos = undefined;
+    expect((await ledger()).filter((r) => r.job === '41')).toEqual([
+      { job: '41', token: 'tok-1a', status: 'sending', attempts: 1, skip: null },
+      { job: '41', token: 'tok-1b', status: 'sent', attempts: 1, skip: null },
+    ]);
+
+    // The retry: the iPhone gets it, the Android phone is not sent it a second time.
+    const retry = twoPlatforms.deliverMany([request('41', 'u1')]);
+    await vi.waitFor(() => expect(answerIos).toBeDefined());
+    answerIos!();
+    expect(await retry).toMatchObject([{ sent: 2, retryable: [] }]);
+    expect((await db.pool.query(`SELECT push_token FROM simulated_pushes`)).rows).toEqual([{ push_token: 'tok-1b' }]);
+    expect((await ledger()).filter((r) => r.job === '41').map((r) => [r.token, r.status, r.attempts])).toEqual([
+      ['tok-1a', 'sent', 2],
+      ['tok-1b', 'sent', 1],
     ]);
   });
 

@@ -176,9 +176,13 @@ describe('push pacing', () => {
     await expect(delivery.deliver({ jobId: '902', userId: 'slow-user', title: 'Slow' }, { signal: controller.signal })).rejects.toBe(
       reason,
     );
-    // One went at once; the two that waited were never sent, and their rows are sent again by the retry.
+    // One went at once and is recorded sent, so the retry does not send it twice; the two that waited were never
+    // sent, and their rows are sent again by the retry.
     const sentTo = tokens.filter((t) => fake.requestsFor(t).length > 0);
     expect(sentTo).toHaveLength(1);
-    expect((await ledgerOf('902')).map((r) => r.status).sort()).toEqual(['sending', 'sending', 'sending']);
+    expect((await ledgerOf('902')).map((r) => r.status).sort()).toEqual(['sending', 'sending', 'sent']);
+    const retried = await delivery.deliver({ jobId: '902', userId: 'slow-user', title: 'Slow' });
+    expect(retried.sent + retried.deferred).toBe(3);
+    expect(fake.requestsFor(sentTo[0]!)).toHaveLength(1);
   });
 });

@@ -177,7 +177,8 @@ export class PushDelivery {
    * `sending` rows, the providers' calls, one update of the outcomes (and one
    * to deactivate rejected tokens). Summaries are in the order of `requests`.
    * `options.signal` (the job's) goes to the providers: an aborted call
-   * rejects, and its `sending` rows are sent again by the retry.
+   * rejects, and its `sending` rows are sent again by the retry; the calls
+   * that answered before it are recorded first, so the retry skips them.
    *
    * Paced (docs/pacing.md): before the `sending` rows are written, one
    * statement per provider and app takes the group's sends from the shared
@@ -421,10 +422,12 @@ export class PushDelivery {
   }
 
   // Each provider (of each app) gets its messages in one call (the simulated one records them in one
-  // statement); paced sends in one call per tick of PACE_TICK_MS, when their tokens are due.
+  // statement); paced sends in one call per tick of PACE_TICK_MS, when their tokens are due. When a call
+  // rejects (the job's signal aborted it: its timeout, shutdown, a lost lease), the calls that answered are
+  // recorded before the error goes on: their devices have the push, and the retry must not send it again.
   private async sendAll(sends: Send[], options: SendOptions): Promise<void> {
     const calls = groupBy(sends, (s) => `${paceKeyOf(s)}\u0000${Math.ceil((s.dueAt ?? 0) / PACE_TICK_MS)}`);
-    await Promise.all(
+    const settled = await Promise.allSettled(
       [...calls.values()].map(async (group) => {
         const provider = group[0]!.provider;
         await waitUntil(Math.max(...group.map((s) => s.dueAt ?? 0)), options.signal);
@@ -457,6 +460,11 @@ export class PushDelivery {
         });
       }),
     );
+    const failed = settled.find((result) => result.status === 'rejected');
+    if (!failed) return;
+    const answered = sends.filter((send) => send.outcome !== undefined);
+    if (answered.length > 0) await this.recordOutcomes(answered);
+    throw failed.reason;
   }
 
   // The outcomes, the devices they deactivate and the events announcing both: one transaction.
