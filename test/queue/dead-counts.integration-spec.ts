@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import {
   enqueueMany,
   foldDeadCounts,
@@ -32,16 +32,19 @@ describe('dead-job counts kept by triggers', () => {
     await db.pool.query('TRUNCATE jobs, job_runs');
   });
 
+  // vi.waitFor retries the VACUUM until the table's pages are gone (at most 10 s).
   async function vacuumUntilEmpty(table: string): Promise<void> {
-    for (let attempt = 0; ; attempt++) {
-      await db.pool.query(`VACUUM ${table}`);
-      const { rows } = await db.pool.query<{ pages: number }>(
-        `SELECT (pg_relation_size($1) / current_setting('block_size')::integer)::integer AS pages`,
-        [table],
-      );
-      if (rows[0]!.pages <= 1 || attempt === 50) return;
-      await new Promise((resolve) => setTimeout(resolve, 200));
-    }
+    await vi.waitFor(
+      async () => {
+        await db.pool.query(`VACUUM ${table}`);
+        const { rows } = await db.pool.query<{ pages: number }>(
+          `SELECT (pg_relation_size($1) / current_setting('block_size')::integer)::integer AS pages`,
+          [table],
+        );
+        expect(rows[0]!.pages).toBeLessThanOrEqual(1);
+      },
+      { timeout: 10_000, interval: 200 },
+    );
   }
 
   async function gaugeDead(): Promise<Record<string, number>> {
