@@ -68,6 +68,17 @@ describe('HTTP conventions', () => {
     expect(paths).toEqual(['count', 'extra', 'name', 'platform', 'window.start']);
   });
 
+  it('says only what kind a field takes when its value is of another kind (or missing), not its size rules', async () => {
+    const res = await api.request('POST', '/v1/echo', { token, body: { ...good, count: '3', name: undefined } });
+    expect(res.status).toBe(400);
+    expect(res.body.errors).toEqual([
+      { path: 'name', message: 'name must be a string' },
+      { path: 'count', message: 'count must be an integer number' },
+    ]);
+    const big = await api.request('POST', '/v1/echo', { token, body: { ...good, count: 11 } });
+    expect(big.body.errors).toEqual([{ path: 'count', message: 'count must not be greater than 10' }]);
+  });
+
   it('answers malformed JSON with a 400 problem, not a 500', async () => {
     const res = await api.request('POST', '/v1/echo', { token, rawBody: '{"name": "a",' });
     expect(res.status).toBe(400);

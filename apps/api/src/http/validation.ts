@@ -2,6 +2,13 @@ import { ValidationPipe, type ValidationError } from '@nestjs/common';
 import { DomainError, type FieldError } from '@nudge/config';
 import { LOCALIZED_TEXT } from './validators.js';
 
+/**
+ * The rules that say what kind of value a field takes. A value of the wrong kind (or none) breaks
+ * them and, alongside, every rule about the value's size or form ("badge must not be greater than
+ * 99999" for `"3"`): those say nothing about that value, so only the kind is reported.
+ */
+const KIND_RULES = new Set(['isString', 'isInt', 'isNumber', 'isBoolean', 'isObject', 'isArray']);
+
 /** Flattens class-validator's tree into `{path, message}` pairs, one per broken rule. */
 export function fieldErrors(errors: ValidationError[], parent = ''): FieldError[] {
   return errors.flatMap((error) => {
@@ -9,7 +16,8 @@ export function fieldErrors(errors: ValidationError[], parent = ''): FieldError[
     // A nested section that is not an object breaks IsObject and ValidateNested's own
     // rule ("must be either object or array") at once: the first says it.
     const broken = Object.entries(error.constraints ?? {});
-    const rules = broken.length > 1 ? broken.filter(([rule]) => rule !== 'nestedValidation') : broken;
+    const kinds = broken.filter(([rule]) => KIND_RULES.has(rule));
+    const rules = kinds.length > 0 ? kinds : broken.length > 1 ? broken.filter(([rule]) => rule !== 'nestedValidation') : broken;
     const own = rules.flatMap(([rule, message]) =>
       // Localized text: one `path<TAB>message` line per offending variant (`title.de`).
       rule === LOCALIZED_TEXT
