@@ -1,8 +1,10 @@
+import { Registry } from 'prom-client';
 import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import {
   collapseIdFor,
   createPushProviders,
   PushDelivery,
+  PushMetrics,
   type DeliveryRequest,
   type PushOutcome,
   type PushProvider,
@@ -200,7 +202,8 @@ describe('PushDelivery.deliverMany', () => {
       close: async () => undefined,
     };
     const mixed: PushProviders = { ...simulated, ios: slowIos, forPlatform: (p) => (p === 'ios' ? slowIos : simulated.forPlatform(p)) };
-    const twoPlatforms = new PushDelivery(db.pool, mixed, { now: () => now });
+    const registry = new Registry();
+    const twoPlatforms = new PushDelivery(db.pool, mixed, { now: () => now }, new PushMetrics(registry));
     // u1 has an iPhone (tok-1a) and an Android phone (sim-invalid-1b, swapped here for a working token).
     await db.pool.query(`UPDATE devices SET push_token = 'tok-1b' WHERE push_token = 'sim-invalid-1b'`);
 
@@ -217,6 +220,8 @@ describe('PushDelivery.deliverMany', () => {
       { job: '41', token: 'tok-1a', status: 'sending', attempts: 1, skip: null },
       { job: '41', token: 'tok-1b', status: 'sent', attempts: 1, skip: null },
     ]);
+    // The send that answered is counted, though its batch failed.
+    expect(await registry.metrics()).toMatch(/^nudge_push_sends_total\{provider="simulated",outcome="sent"\} 1$/m);
 
     // The retry: the iPhone gets it, the Android phone is not sent it a second time.
     const retry = twoPlatforms.deliverMany([request('41', 'u1')]);

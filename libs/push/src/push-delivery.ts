@@ -267,7 +267,6 @@ export class PushDelivery {
         const since = send.failing?.since ?? after;
         wait(send.summary, send.device, send.provider.name, outcome.reason, new Date(after.getTime() + failingWaitMs(since, after)));
       } else count(send.summary, send.device, outcome);
-      this.metrics?.record(send.provider.name, outcome.kind);
     }
     return summaries;
   }
@@ -454,9 +453,11 @@ export class PushDelivery {
           spans?.forEach((span) => endPushSpan(span, undefined, error));
           throw error;
         }
+        // Counted as the provider answers, so a batch aborted afterwards still counts what it sent.
         group.forEach((send, i) => {
           send.outcome = outcomes[i];
           endPushSpan(spans?.[i], outcomes[i]);
+          this.metrics?.record(provider.name, outcomes[i]!.kind);
         });
       }),
     );
