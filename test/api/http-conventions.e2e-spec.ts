@@ -79,6 +79,13 @@ describe('HTTP conventions', () => {
     expect(big.body.errors).toEqual([{ path: 'count', message: 'count must not be greater than 10' }]);
   });
 
+  it('refuses a JSON array as the body with one message, not one per element', async () => {
+    const res = await api.request('POST', '/v1/echo', { token, body: [good, good] });
+    expect(res.status).toBe(400);
+    expect(res.body.detail).toBe('The request body must be a JSON object.');
+    expect(res.body.errors).toEqual([{ path: '', message: 'the body must be a JSON object, not an array' }]);
+  });
+
   it('answers malformed JSON with a 400 problem, not a 500', async () => {
     const res = await api.request('POST', '/v1/echo', { token, rawBody: '{"name": "a",' });
     expect(res.status).toBe(400);

@@ -1,4 +1,4 @@
-import { ValidationPipe, type ValidationError } from '@nestjs/common';
+import { ValidationPipe, type ArgumentMetadata, type ValidationError } from '@nestjs/common';
 import { DomainError, type FieldError } from '@nudge/config';
 import { LOCALIZED_TEXT } from './validators.js';
 
@@ -36,7 +36,7 @@ export function fieldErrors(errors: ValidationError[], parent = ''): FieldError[
  * is listed in the 400, and a body that is not a JSON object is a 400 too.
  */
 export function validationPipe(): ValidationPipe {
-  return new ValidationPipe({
+  return new BodyValidationPipe({
     whitelist: true,
     forbidNonWhitelisted: true,
     transform: true,
@@ -44,4 +44,20 @@ export function validationPipe(): ValidationPipe {
     validationError: { target: false, value: false },
     exceptionFactory: (errors) => DomainError.invalid(fieldErrors(errors)),
   });
+}
+
+/**
+ * A DTO body must be a JSON object: an array (which Express's JSON parser lets through) would be
+ * checked as an object with fields `0`, `1`… and refused as "property 0 should not exist".
+ */
+class BodyValidationPipe extends ValidationPipe {
+  override transform(value: unknown, metadata: ArgumentMetadata): Promise<unknown> {
+    if (metadata.type === 'body' && Array.isArray(value) && metadata.metatype && this.toValidate(metadata)) {
+      throw DomainError.invalid(
+        [{ path: '', message: 'the body must be a JSON object, not an array' }],
+        'The request body must be a JSON object.',
+      );
+    }
+    return super.transform(value, metadata);
+  }
 }
